@@ -1,0 +1,41 @@
+# Two commands on a fresh clone: `make demo` and `make test`.
+# Each bootstraps .venv and reinstalls only when the dependency list changes.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+DEPS   := $(shell $(PYTHON) tools/deps_hash.py)
+STAMP  := $(VENV)/.deps-$(DEPS)
+PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
+
+.PHONY: venv demo test test-fast lint format clean
+
+venv: $(STAMP)
+
+$(STAMP):
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -e '.[dev]'
+	@rm -f $(VENV)/.deps-*
+	@touch $@
+
+demo: $(STAMP)
+	$(BIN)/iotune run sweeps/quick.yaml -o results/demo --overwrite --plot
+
+test: $(STAMP)
+	$(BIN)/ruff check iotune tests benchmarks
+	$(BIN)/ruff format --check iotune tests benchmarks
+	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow"
+
+lint: $(STAMP)
+	$(BIN)/ruff check iotune tests benchmarks
+	$(BIN)/ruff format --check iotune tests benchmarks
+
+format: $(STAMP)
+	$(BIN)/ruff format iotune tests benchmarks
+	$(BIN)/ruff check --fix iotune tests benchmarks
+
+clean:
+	rm -rf $(VENV) results build *.egg-info

@@ -1,0 +1,5 @@
+"""``python -m iotune``."""
+
+from iotune.cli import main
+
+raise SystemExit(main())

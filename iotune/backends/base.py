@@ -1,0 +1,101 @@
+"""The one small interface every format backend implements.
+
+A backend knows how to write and read one array in one format with a given
+set of parameters.  It knows nothing of sweeps, timing or repeats: the trial
+runner drives it slab by slab and times the calls.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from iotune.spec import Workload
+
+Selection = tuple[slice | int, ...]
+
+
+class Writer(ABC):
+    """An open file being written slab by slab along the first dimension."""
+
+    @abstractmethod
+    def write(self, start: int, data: np.ndarray) -> None:
+        """Store ``data`` at ``[start : start + len(data)]`` along the first dimension."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Flush library buffers and close; fsync is the caller's business."""
+
+
+class Reader(ABC):
+    """An open file being read by selections."""
+
+    @abstractmethod
+    def read(self, selection: Selection) -> np.ndarray:
+        """Return the selected values as a NumPy array (no masking, no scaling)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the file."""
+
+
+class Backend(ABC):
+    """A storage format.
+
+    Class attributes describe it without importing its library, so the spec
+    can be validated and ``iotune backends`` can list it cheaply.
+    """
+
+    name: ClassVar[str]
+    library: ClassVar[str]
+    suffix: ClassVar[str]
+    parameters: ClassVar[tuple[str, ...]]
+    description: ClassVar[str] = ""
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        """Whether the backend's library imports here, and its version or the error."""
+        import importlib
+
+        try:
+            module = importlib.import_module(cls.library)
+        except ImportError as err:
+            return False, f"{cls.library} is not importable: {err}"
+        return True, str(getattr(module, "__version__", "unknown"))
+
+    @classmethod
+    @abstractmethod
+    def resolve(
+        cls, params: Mapping[str, Any], workload: Workload
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Return the effective parameters and notes on values that do not apply.
+
+        Defaults are filled in; values that do not apply become ``None`` and
+        get a note.  Combinations the library cannot express raise
+        :class:`~iotune.errors.NotApplicable`.
+        """
+
+    @abstractmethod
+    def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
+        """Create the file at ``path`` ready for slabs."""
+
+    @abstractmethod
+    def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
+        """Open the file at ``path`` with the read-side parameters applied."""
+
+    @abstractmethod
+    def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Check the file holds what ``params`` asked for and describe it.
+
+        Raises :class:`~iotune.errors.VerificationError` on a mismatch.
+        """
+
+    def paths(self, path: Path) -> list[Path]:
+        """Every file that makes up the stored array (a store may be a directory)."""
+        if path.is_dir():
+            return sorted(p for p in path.rglob("*") if p.is_file())
+        return [path] if path.exists() else []

@@ -1,0 +1,166 @@
+"""The ``iotune`` command: a thin argument layer over :mod:`iotune.api`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from iotune.errors import IotuneError, UsageError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="iotune", description="Sweep storage settings and measure how fast data moves."
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = sub.add_parser("validate", help="check a sweep spec")
+    p.add_argument("spec", type=Path)
+    p = sub.add_parser("plan", help="print the trials a spec expands to")
+    p.add_argument("spec", type=Path)
+    p.add_argument("--yes", action="store_true", help="allow more than 10,000 grid points")
+    p = sub.add_parser("run", help="run a sweep")
+    p.add_argument("spec", type=Path)
+    p.add_argument("-o", "--out", type=Path, help="output directory (default results/NAME)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run")
+    p.add_argument("--overwrite", action="store_true", help="discard earlier results in OUT")
+    p.add_argument("--scratch", type=Path, help="directory on the file system to measure")
+    p.add_argument("--yes", action="store_true", help="allow more than 10,000 grid points")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--plot", action="store_true", help="also write the PNG figures into OUT")
+    p = sub.add_parser("show", help="summarise a results file")
+    p.add_argument("results", type=Path, help="results.nc or the directory holding it")
+    p.add_argument("--all", action="store_true", help="also list not-applicable grid points")
+    p = sub.add_parser("plot", help="write PNG figures of a results file")
+    p.add_argument("results", type=Path, help="results.nc or the directory holding it")
+    p.add_argument("-o", "--out", type=Path, help="directory for the PNGs (default: beside it)")
+    sub.add_parser("backends", help="list the format backends and what they support")
+    return parser
+
+
+def _version() -> str:
+    from iotune import __version__
+
+    return f"iotune {__version__}"
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from iotune.plan import grid_size
+    from iotune.spec import load_spec
+
+    sweep = load_spec(args.spec)
+    print(f"{args.spec}: valid sweep {sweep.name!r}: {grid_size(sweep)} grid points")
+    return EXIT_OK
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from iotune.plan import make_plan
+    from iotune.spec import load_spec
+
+    plan = make_plan(load_spec(args.spec), yes=args.yes)
+    skipped = [p for p in plan.points if not p.applicable]
+    print(
+        f"{len(plan.trials)} trials ({len(plan.points)} grid points, {len(skipped)} not applicable)"
+    )
+    for trial in plan.trials:
+        print(f"  {trial.id}  {trial.backend:<8} {trial.label()}")
+    for point in skipped:
+        where = " ".join(f"{k}={v}" for k, v in point.coords.items())
+        print(f"  {'-' * 12}  {where}: {point.reason}")
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> int:
+    from iotune import api, summary
+    from iotune.spec import load_spec
+
+    sweep = load_spec(args.spec)
+    out = args.out or Path("results") / sweep.name
+    ds = api.run(
+        sweep,
+        out=out,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        scratch=args.scratch,
+        yes=args.yes,
+        progress=not args.no_progress,
+    )
+    counts = summary.counts(ds)
+    print(f"{sweep.name}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    print(summary.format_best(ds))
+    print(f"results: {out / 'results.nc'}")
+    if args.plot:
+        for path in api.plot(ds, out):
+            print(f"figure:  {path}")
+    return EXIT_FAILED if counts.get("failed") else EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> int:
+    from iotune import summary
+    from iotune.results import open_results
+
+    ds = open_results(args.results)
+    print(
+        f"sweep {ds.attrs.get('name')!r} on {ds.attrs.get('provenance_host', '?')} "
+        f"({ds.attrs.get('provenance_scratch_fs_type', '?')}), {ds.attrs.get('started', '')}"
+    )
+    print(summary.table(ds, include_not_applicable=args.all))
+    print(summary.format_best(ds))
+    return EXIT_OK
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    for path in api.plot(args.results, args.out):
+        print(path)
+    return EXIT_OK
+
+
+def _backends(args: argparse.Namespace) -> int:
+    from iotune.backends import backend_names, get_backend
+
+    print(f"{'backend':<10} {'parameters':<42} library")
+    for name in backend_names():
+        cls = get_backend(name)
+        ok, detail = cls.available()
+        state = detail if ok else f"NOT AVAILABLE: {detail}"
+        print(f"{name:<10} {', '.join(cls.parameters):<42} {cls.library} {state}")
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "validate": _validate,
+    "plan": _plan,
+    "run": _run,
+    "show": _show,
+    "plot": _plot,
+    "backends": _backends,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``iotune`` console script; returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except UsageError as err:
+        print(f"iotune: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except IotuneError as err:
+        print(f"iotune: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:
+        sys.stderr.close()  # output piped into head: not an error
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("iotune: interrupted; finished trials are kept, rerun with --resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""One codec vocabulary, mapped onto each backend's API in one place.
+
+A :class:`Codec` is what a user means ("zstd at level 3 with byte shuffle");
+the ``<backend>_encoding`` functions translate it into the keywords a library
+takes, and raise :class:`~iotune.errors.NotApplicable` with the reason when the
+library cannot express it.  Backends never keep codec tables of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from iotune.errors import NotApplicable
+
+SHUFFLES = ("none", "byte", "bit")
+
+
+@dataclass(frozen=True)
+class CodecInfo:
+    """What the vocabulary knows about one codec name."""
+
+    name: str
+    family: str  # none | zlib | bzip2 | zstd | blosc
+    min_level: int
+    max_level: int
+    default_level: int | None
+    blosc_cname: str | None = None
+
+    def level_range(self) -> str:
+        return f"{self.min_level}..{self.max_level}"
+
+
+def _blosc(cname: str) -> CodecInfo:
+    return CodecInfo(f"blosc-{cname}", "blosc", 1, 9, 4, blosc_cname=cname)
+
+
+CODECS: dict[str, CodecInfo] = {
+    info.name: info
+    for info in (
+        CodecInfo("none", "none", 0, 0, None),
+        CodecInfo("zlib", "zlib", 1, 9, 4),
+        CodecInfo("bzip2", "bzip2", 1, 9, 4),
+        CodecInfo("zstd", "zstd", 1, 22, 4),
+        _blosc("lz4"),
+        _blosc("lz4hc"),
+        _blosc("zstd"),
+        _blosc("zlib"),
+        _blosc("blosclz"),
+    )
+}
+
+
+def parse_codec_name(value: object) -> str:
+    """Return a known codec name or raise ``ValueError`` listing the choices."""
+    if not isinstance(value, str) or value not in CODECS:
+        raise ValueError(f"unknown codec {value!r}; allowed: {', '.join(CODECS)}")
+    return value
+
+
+def parse_shuffle(value: object) -> str:
+    """Return ``none``, ``byte`` or ``bit``; YAML booleans mean none/byte."""
+    if value is True:
+        return "byte"
+    if value is False:
+        return "none"
+    if not isinstance(value, str) or value not in SHUFFLES:
+        raise ValueError(f"unknown shuffle {value!r}; allowed: {', '.join(SHUFFLES)}")
+    return value
+
+
+@dataclass(frozen=True)
+class Codec:
+    """A fully resolved codec choice.
+
+    ``level`` and ``shuffle`` are ``None`` where they do not apply (``none``)
+    and are validated against the codec at construction.
+    """
+
+    name: str
+    level: int | None = None
+    shuffle: str = "none"
+
+    def __post_init__(self) -> None:
+        info = CODECS[parse_codec_name(self.name)]
+        parse_shuffle(self.shuffle)
+        if info.family == "none":
+            return
+        if self.level is None or not info.min_level <= self.level <= info.max_level:
+            raise NotApplicable(
+                f"level {self.level} is out of range for codec {self.name!r} "
+                f"(allowed {info.level_range()})"
+            )
+        if self.shuffle == "bit" and info.family != "blosc":
+            raise NotApplicable(
+                f"bit shuffle is available only with blosc codecs, not {self.name!r}"
+            )
+
+    @property
+    def info(self) -> CodecInfo:
+        return CODECS[self.name]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "level": self.level, "shuffle": self.shuffle}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Codec:
+        return cls(name=data["name"], level=data.get("level"), shuffle=data.get("shuffle", "none"))
+
+
+def resolve(name: str, level: int | None, shuffle: str | None) -> tuple[Codec, list[str]]:
+    """Fill in defaults and drop what does not apply.
+
+    Returns the codec and notes on parameters that were given but do not
+    apply (a level for ``none``), so callers can explain merged grid points.
+    Impossible combinations raise :class:`NotApplicable`.
+    """
+    info = CODECS[parse_codec_name(name)]
+    notes = []
+    if info.family == "none":
+        if level is not None:
+            notes.append("level does not apply to codec 'none'")
+        if shuffle not in (None, "none"):
+            notes.append("shuffle does not apply to codec 'none'")
+        return Codec("none", None, "none"), notes
+    level = info.default_level if level is None else level
+    if shuffle is None:
+        shuffle = "byte" if info.family in ("zlib", "blosc") else "none"
+    return Codec(name, level, shuffle), notes
+
+
+# --- netCDF4-python ---------------------------------------------------------
+
+_NC_BLOSC_SHUFFLE = {"none": 0, "byte": 1, "bit": 2}
+
+
+def netcdf4_encoding(codec: Codec) -> dict[str, Any]:
+    """Keywords for ``netCDF4.Dataset.createVariable``.
+
+    netCDF4-python applies HDF5's shuffle filter only together with zlib, so
+    byte shuffle with bzip2 or zstd is not applicable there.
+    """
+    family = codec.info.family
+    if family == "none":
+        return {"compression": None, "shuffle": False}
+    if family == "blosc":
+        return {
+            "compression": f"blosc_{codec.info.blosc_cname}",
+            "complevel": codec.level,
+            "blosc_shuffle": _NC_BLOSC_SHUFFLE[codec.shuffle],
+            "shuffle": False,
+        }
+    if codec.shuffle != "none" and family != "zlib":
+        raise NotApplicable(
+            f"netCDF4-python applies the shuffle filter only with zlib, not {codec.name!r}"
+        )
+    return {"compression": family, "complevel": codec.level, "shuffle": codec.shuffle == "byte"}
+
+
+def netcdf4_expected_filters(codec: Codec) -> dict[str, Any]:
+    """What ``Variable.filters()`` must report for a variable written with ``codec``."""
+    family = codec.info.family
+    expected: dict[str, Any] = {name: False for name in ("zlib", "zstd", "bzip2", "blosc")}
+    expected["shuffle"] = family == "zlib" and codec.shuffle == "byte"
+    if family == "none":
+        return expected
+    expected["complevel"] = codec.level
+    if family == "blosc":
+        expected["blosc"] = {
+            "compressor": f"blosc_{codec.info.blosc_cname}",
+            "shuffle": _NC_BLOSC_SHUFFLE[codec.shuffle],
+        }
+    else:
+        expected[family] = True
+    return expected

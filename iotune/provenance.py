@@ -1,0 +1,100 @@
+"""Where and with what a sweep ran: host, kernel, CPU, file system, versions."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+LIBRARIES = ("numpy", "xarray", "netCDF4", "h5py", "zarr", "numcodecs", "dask", "mpi4py")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def mount_of(path: Path) -> dict[str, str]:
+    """File system type, mount point and source of the mount holding ``path``."""
+    target = str(Path(path).resolve())
+    best = {"fs_type": "unknown", "mount": "unknown", "device": "unknown"}
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return best
+    length = -1
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        mount = left.split()[4].replace("\\040", " ")
+        inside = target == mount or target.startswith(mount.rstrip("/") + "/")
+        if inside and len(mount) > length:
+            fs_type, device = [*right.split(), "", ""][:2]
+            best = {"fs_type": fs_type, "mount": mount, "device": device}
+            length = len(mount)
+    return best
+
+
+def git_commit() -> str:
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--", "."],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in ("iotune", *LIBRARIES):
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    if "netCDF4" in sys.modules or "netCDF4" in found:
+        import netCDF4
+
+        found["netcdf-c"] = netCDF4.__netcdf4libversion__
+        found["hdf5_in_netCDF4"] = netCDF4.__hdf5libversion__
+    return found
+
+
+def collect(scratch: Path) -> dict[str, str]:
+    """Provenance attributes for a results Dataset, all strings, prefixed by kind."""
+    uname = platform.uname()
+    mount = mount_of(scratch)
+    attrs = {
+        "host": socket.gethostname(),
+        "kernel": f"{uname.system} {uname.release}",
+        "cpu": cpu_model(),
+        "cpu_count": str(os.cpu_count()),
+        "memory_bytes": str(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")),
+        "scratch": str(scratch),
+        "scratch_fs_type": mount["fs_type"],
+        "scratch_mount": mount["mount"],
+        "scratch_device": mount["device"],
+        "git_commit": git_commit(),
+        "command": " ".join(sys.argv),
+    }
+    attrs.update({f"version_{k}": v for k, v in versions().items()})
+    return attrs

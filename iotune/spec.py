@@ -1,0 +1,422 @@
+"""Sweep spec version 1: parse YAML, validate, freeze.
+
+Every problem raises :class:`~iotune.errors.SpecError` naming the field, the
+bad value and what is allowed.  Unknown keys are errors, so typos never pass
+silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from iotune import codecs
+from iotune.errors import SpecError
+from iotune.units import chunk_label, parse_size
+
+SPEC_VERSION = 1
+DTYPES = ("int16", "int32", "uint16", "float32", "float64")
+FIELDS = ("smooth", "random", "zeros")
+PATTERNS = ("full", "spatial", "timeseries")
+CACHE_MODES = ("cold", "warm")
+EXECUTORS = ("serial",)
+TOP_KEYS = (
+    "version",
+    "name",
+    "description",
+    "workload",
+    "backend",
+    "parameters",
+    "read",
+    "measure",
+    "execution",
+)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The array every trial writes: named dimensions, dtype and content."""
+
+    dims: tuple[str, ...]
+    shape: tuple[int, ...]
+    dtype: str = "int16"
+    field: str = "smooth"
+    seed: int = 0
+
+    @property
+    def itemsize(self) -> int:
+        return 8 if self.dtype.endswith("64") else 4 if self.dtype.endswith("32") else 2
+
+    @property
+    def nbytes(self) -> int:
+        n = self.itemsize
+        for size in self.shape:
+            n *= size
+        return n
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "shape": dict(zip(self.dims, self.shape, strict=True)),
+            "dtype": self.dtype,
+            "field": self.field,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter: its values, and whether the spec swept it (a list)."""
+
+    name: str
+    values: tuple[Any, ...]
+    swept: bool
+
+    def labels(self) -> tuple[Any, ...]:
+        """Coordinate values as stored in results (chunk shapes become labels)."""
+        if self.name == "chunks":
+            return tuple(chunk_label(v) for v in self.values)
+        return self.values
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    patterns: tuple[str, ...] = ("full",)
+    spatial: tuple[tuple[str, float], ...] = ()
+    timeseries_pixels: int = 16
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    repeats: int = 3
+    cache: str = "cold"
+    fsync: bool = True
+    max_cold_residency: float = 0.05
+
+
+@dataclass(frozen=True)
+class ExecutionSpec:
+    executor: str = "serial"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated sweep spec."""
+
+    name: str
+    workload: Workload
+    backends: tuple[str, ...]
+    parameters: tuple[Parameter, ...]
+    read: ReadSpec = ReadSpec()
+    measure: MeasureSpec = MeasureSpec()
+    execution: ExecutionSpec = ExecutionSpec()
+    description: str = ""
+    text: str = field(default="", compare=False)
+    source: str | None = field(default=None, compare=False)
+
+    @property
+    def swept(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.swept)
+
+    def digest(self) -> str:
+        """Hash of everything that changes what is measured (not name or text)."""
+        data = {
+            "workload": self.workload.to_dict(),
+            "backends": self.backends,
+            "parameters": [(p.name, p.labels(), p.swept) for p in self.parameters],
+            "read": repr(self.read),
+            "measure": repr(self.measure),
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# --- small parse helpers ----------------------------------------------------
+
+
+def _fail(path: str, message: str) -> SpecError:
+    return SpecError(path, message)
+
+
+def _mapping(value: object, path: str, allowed: tuple[str, ...]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _fail(path, f"expected a mapping with keys {', '.join(allowed)}, got {value!r}")
+    for key in value:
+        if key not in allowed:
+            raise _fail(
+                f"{path}.{key}" if path else str(key), f"unknown key; allowed: {', '.join(allowed)}"
+            )
+    return value
+
+
+def _int(value: object, path: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(path, f"expected an integer, got {value!r}")
+    if value < minimum or (maximum is not None and value > maximum):
+        hi = "" if maximum is None else f" and <= {maximum}"
+        raise _fail(path, f"{value} is out of range; allowed: >= {minimum}{hi}")
+    return value
+
+
+def _choice(value: object, path: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise _fail(path, f"unknown value {value!r}; allowed: {', '.join(choices)}")
+    return value
+
+
+def _size(value: object, path: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as err:
+        raise _fail(path, str(err)) from err
+
+
+# --- sections ---------------------------------------------------------------
+
+
+def parse_workload(value: object) -> Workload:
+    data = _mapping(value, "workload", ("shape", "dtype", "field", "seed"))
+    if "shape" not in data:
+        raise _fail("workload.shape", "required, e.g. {time: 64, y: 512, x: 512}")
+    shape = _mapping(data["shape"], "workload.shape", tuple(data["shape"] or ()))
+    if not 2 <= len(shape) <= 4:
+        raise _fail("workload.shape", f"{dict(shape)!r} has rank {len(shape)}; allowed: 2 to 4")
+    dims = tuple(str(d) for d in shape)
+    sizes = tuple(_int(s, f"workload.shape.{d}", minimum=1) for d, s in shape.items())
+    return Workload(
+        dims=dims,
+        shape=sizes,
+        dtype=_choice(data.get("dtype", "int16"), "workload.dtype", DTYPES),
+        field=_choice(data.get("field", "smooth"), "workload.field", FIELDS),
+        seed=_int(data.get("seed", 0), "workload.seed"),
+    )
+
+
+def _parse_chunks(value: object, path: str, workload: Workload) -> str | tuple[int, ...]:
+    if value in ("contiguous", "auto"):
+        return str(value)
+    if isinstance(value, Mapping):
+        _mapping(value, path, workload.dims)
+        value = [value.get(d, size) for d, size in zip(workload.dims, workload.shape, strict=True)]
+    if not isinstance(value, list | tuple):
+        raise _fail(
+            path, f"expected 'contiguous', 'auto' or a shape like [8, 128, 128], got {value!r}"
+        )
+    if len(value) != len(workload.shape):
+        raise _fail(
+            path,
+            f"{list(value)} has rank {len(value)} but the workload "
+            f"{dict(zip(workload.dims, workload.shape, strict=True))} has rank "
+            f"{len(workload.shape)}",
+        )
+    chunks = tuple(_int(c, f"{path}[{i}]", minimum=1) for i, c in enumerate(value))
+    for dim, c, size in zip(workload.dims, chunks, workload.shape, strict=True):
+        if c > size:
+            raise _fail(
+                path, f"chunk {list(chunks)} is larger than the data along {dim!r} ({c} > {size})"
+            )
+    return chunks
+
+
+def _parse_level(value: object, path: str, workload: Workload) -> int:
+    return _int(value, path, minimum=0, maximum=22)
+
+
+def _wrap(parser: Callable[[object], Any]) -> Callable[[object, str, Workload], Any]:
+    def parse(value: object, path: str, workload: Workload) -> Any:
+        try:
+            return parser(value)
+        except ValueError as err:
+            raise _fail(path, str(err)) from err
+
+    return parse
+
+
+PARAMETERS: dict[str, Callable[[object, str, Workload], Any]] = {
+    "chunks": _parse_chunks,
+    "codec": _wrap(codecs.parse_codec_name),
+    "level": _parse_level,
+    "shuffle": _wrap(codecs.parse_shuffle),
+    "chunk_cache": lambda v, p, w: _size(v, p),
+}
+
+
+def parse_parameter(name: str, value: object, workload: Workload) -> Parameter:
+    """Parse one ``parameters`` entry; a list is a swept dimension."""
+    parse = PARAMETERS[name]
+    path = f"parameters.{name}"
+    is_single_shape = (
+        name == "chunks"
+        and isinstance(value, list)
+        and value
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    )
+    if isinstance(value, list) and not is_single_shape:
+        if not value:
+            raise _fail(path, "empty list; give at least one value")
+        values = tuple(parse(v, f"{path}[{i}]", workload) for i, v in enumerate(value))
+        if len(set(values)) != len(values):
+            raise _fail(path, f"{value!r} lists a value twice")
+        return Parameter(name, values, swept=True)
+    return Parameter(name, (parse(value, path, workload),), swept=False)
+
+
+def _check_levels(params: dict[str, Parameter]) -> None:
+    if "level" not in params:
+        return
+    names = params["codec"].values if "codec" in params else ("none",)
+    infos = [codecs.CODECS[n] for n in names if codecs.CODECS[n].family != "none"]
+    if not infos:
+        return
+    for level in params["level"].values:
+        if not any(i.min_level <= level <= i.max_level for i in infos):
+            ranges = ", ".join(f"{i.name}: {i.level_range()}" for i in infos)
+            raise _fail(
+                "parameters.level", f"{level} is out of range for every listed codec ({ranges})"
+            )
+
+
+def parse_parameters(value: object, workload: Workload, allowed: tuple[str, ...]) -> tuple:
+    data = _mapping(value if value is not None else {}, "parameters", allowed)
+    params = {name: parse_parameter(name, v, workload) for name, v in data.items()}
+    _check_levels(params)
+    return tuple(params.values())
+
+
+def parse_read(value: object, workload: Workload) -> ReadSpec:
+    data = _mapping(value or {}, "read", ("patterns", "spatial", "timeseries"))
+    patterns = data.get("patterns", ["full"])
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if not isinstance(patterns, list) or not patterns:
+        raise _fail("read.patterns", f"expected a non-empty list of {', '.join(PATTERNS)}")
+    parsed = tuple(_choice(p, f"read.patterns[{i}]", PATTERNS) for i, p in enumerate(patterns))
+    spatial = []
+    for dim, size in _mapping(data.get("spatial", {}), "read.spatial", workload.dims).items():
+        path, full = f"read.spatial.{dim}", workload.shape[workload.dims.index(dim)]
+        ok = isinstance(size, float) and 0 < size <= 1
+        ok = ok or (isinstance(size, int) and not isinstance(size, bool) and 1 <= size <= full)
+        if not ok:
+            raise _fail(
+                path, f"{size!r} is not allowed; give a count 1..{full} or a fraction in (0, 1]"
+            )
+        spatial.append((dim, size))
+    ts = _mapping(data.get("timeseries", {}), "read.timeseries", ("pixels",))
+    pixels = _int(ts.get("pixels", 16), "read.timeseries.pixels", minimum=1, maximum=100_000)
+    return ReadSpec(parsed, tuple(spatial), pixels)
+
+
+def parse_measure(value: object) -> MeasureSpec:
+    data = _mapping(value or {}, "measure", ("repeats", "cache", "fsync", "max_cold_residency"))
+    fsync = data.get("fsync", True)
+    if not isinstance(fsync, bool):
+        raise _fail("measure.fsync", f"expected true or false, got {fsync!r}")
+    limit = data.get("max_cold_residency", 0.05)
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 <= limit <= 1:
+        raise _fail("measure.max_cold_residency", f"{limit!r} is not a fraction in [0, 1]")
+    return MeasureSpec(
+        repeats=_int(data.get("repeats", 3), "measure.repeats", minimum=1, maximum=1000),
+        cache=_choice(data.get("cache", "cold"), "measure.cache", CACHE_MODES),
+        fsync=fsync,
+        max_cold_residency=float(limit),
+    )
+
+
+def parse_backends(value: object) -> tuple[str, ...]:
+    from iotune.backends import backend_names
+
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise _fail("backend", f"empty list; allowed: {', '.join(backend_names())}")
+    return tuple(_choice(b, "backend", backend_names()) for b in items)
+
+
+def _parameters_allowed(backends: tuple[str, ...]) -> tuple[str, ...]:
+    from iotune.backends import get_backend
+
+    names: list[str] = []
+    for backend in backends:
+        names += [p for p in get_backend(backend).parameters if p not in names]
+    return tuple(names)
+
+
+def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sweep:
+    """Validate a spec already read from YAML into a :class:`Sweep`."""
+    try:
+        if data is None:
+            raise _fail("", "the spec is empty; it needs at least 'version' and 'workload'")
+        data = _mapping(data, "", TOP_KEYS)
+        if "version" not in data:
+            raise _fail("version", f"required; allowed: {SPEC_VERSION}")
+        if data["version"] != SPEC_VERSION:
+            raise _fail(
+                "version", f"unsupported version {data['version']!r}; allowed: {SPEC_VERSION}"
+            )
+        if "workload" not in data:
+            raise _fail("workload", "required, e.g. {shape: {time: 64, y: 512, x: 512}}")
+        workload = parse_workload(data["workload"])
+        backends = parse_backends(data.get("backend", "netcdf4"))
+        name = data.get("name", Path(source).stem if source else "sweep")
+        if not isinstance(name, str) or not name.strip():
+            raise _fail("name", f"expected a non-empty string, got {name!r}")
+        description = data.get("description", "")
+        if not isinstance(description, str):
+            raise _fail("description", f"expected a string, got {description!r}")
+        execution = _mapping(data.get("execution") or {}, "execution", ("executor",))
+        return Sweep(
+            name=name,
+            workload=workload,
+            backends=backends,
+            parameters=parse_parameters(
+                data.get("parameters"), workload, _parameters_allowed(backends)
+            ),
+            read=parse_read(data.get("read"), workload),
+            measure=parse_measure(data.get("measure")),
+            execution=ExecutionSpec(
+                _choice(execution.get("executor", "serial"), "execution.executor", EXECUTORS)
+            ),
+            description=description,
+            text=text,
+            source=source,
+        )
+    except SpecError as err:
+        if source and err.source is None:
+            raise SpecError(err.field, err.message, source=source) from None
+        raise
+
+
+def load_spec_text(text: str, *, source: str | None = None) -> Sweep:
+    """Parse spec text; malformed YAML is a :class:`SpecError` with its line."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise SpecError("", f"malformed YAML{where}: {problem}", source=source) from err
+    return parse_spec(data, text=text, source=source)
+
+
+def load_spec(path: str | Path) -> Sweep:
+    """Read and validate a sweep spec file.
+
+    Parameters
+    ----------
+    path
+        A YAML file in the spec format version 1.
+
+    Raises
+    ------
+    SpecError
+        The file is missing, malformed or invalid; the message names the field.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise SpecError("", f"cannot read spec: {err.strerror}", source=str(path)) from err
+    return load_spec_text(text, source=str(path))

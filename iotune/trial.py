@@ -1,0 +1,177 @@
+"""Run one trial: write, fsync, verify, then cold (or warm) reads per pattern.
+
+The trial knows backends and measurement, not sweeps or executors.  Its
+input and output are plain, picklable data so any executor can ship them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import traceback
+import zlib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iotune import access, measure
+from iotune.backends import get_backend
+from iotune.backends.base import Backend
+from iotune.errors import IotuneError, VerificationError
+from iotune.plan import Trial
+from iotune.spec import MeasureSpec, ReadSpec, Workload
+from iotune.units import parse_chunk_label
+from iotune.workload import Field, slab_length
+
+MiB = 2**20
+
+
+@dataclass(frozen=True)
+class TrialTask:
+    """Everything a worker needs to run one trial."""
+
+    trial: Trial
+    workload: Workload
+    read: ReadSpec
+    measure: MeasureSpec
+    scratch: str
+
+
+@dataclass
+class TrialResult:
+    """Measurements of one trial; JSON-friendly for the journal."""
+
+    id: str
+    status: str  # ok | failed
+    error: str = ""
+    write: list[dict[str, float]] = field(default_factory=list)
+    reads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    file_bytes: int | None = None
+    raw_bytes: int = 0
+    stored: dict[str, Any] = field(default_factory=dict)
+    started: float = 0.0
+    ended: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrialResult:
+        return cls(**data)
+
+
+def run_trial(task: TrialTask) -> TrialResult:
+    """Measure one trial; failures are caught and described, never raised.
+
+    Scratch files are removed afterwards, also when the trial fails.
+    """
+    result = TrialResult(task.trial.id, "ok", raw_bytes=task.workload.nbytes, started=time.time())
+    workdir = Path(task.scratch) / f"trial-{task.trial.id}"
+    try:
+        workdir.mkdir(parents=True, exist_ok=False)
+        backend = get_backend(task.trial.backend)()
+        for repeat in range(task.measure.repeats):
+            _one_repeat(task, backend, workdir / f"r{repeat}{backend.suffix}", result)
+    except Exception as err:  # a trial must never stop the sweep
+        result.status, result.error = "failed", _one_line(err)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+        result.ended = time.time()
+    return result
+
+
+def _one_line(err: BaseException) -> str:
+    if isinstance(err, IotuneError):
+        return f"{type(err).__name__}: {err}"
+    frame = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
+    where = f" (at {Path(frame.filename).name}:{frame.lineno})" if frame else ""
+    text = " ".join(str(err).split()) or type(err).__name__
+    return f"{type(err).__name__}: {text}{where}"
+
+
+def _align(params: dict[str, Any]) -> int | None:
+    chunks = parse_chunk_label(params.get("chunks", "auto"))
+    return chunks[0] if isinstance(chunks, tuple) else None
+
+
+def _one_repeat(task: TrialTask, backend: Backend, path: Path, result: TrialResult) -> None:
+    params = task.trial.params
+    checksum = _write(task, backend, path, result)
+    result.stored = backend.verify(path, params)
+    files = backend.paths(path)
+    result.file_bytes = sum(p.stat().st_size for p in files)
+    for pattern in task.read.patterns:
+        entry = _read(task, backend, path, pattern, files, checksum)
+        result.reads.setdefault(pattern, []).append(entry)
+    shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
+def _write(task: TrialTask, backend: Backend, path: Path, result: TrialResult) -> int:
+    """Write the workload slab by slab; only library calls and fsync are timed."""
+    params, clock, checksum = task.trial.params, measure.Stopwatch(), 0
+    length = slab_length(task.workload, align=_align(params))
+    with clock:
+        writer = backend.open_writer(path, task.workload, params)
+    try:
+        for start, slab in Field(task.workload).slabs(length):
+            checksum = zlib.crc32(slab.tobytes(), checksum)
+            with clock:
+                writer.write(start, slab)
+    finally:
+        with clock:
+            writer.close()
+    if task.measure.fsync:
+        with clock:
+            measure.fsync_paths(backend.paths(path))
+    mib = task.workload.nbytes / MiB
+    result.write.append({"s": clock.wall, "cpu_s": clock.cpu, "MiBps": mib / clock.wall})
+    return checksum
+
+
+def _prepare_cache(task: TrialTask, files: list[Path]) -> tuple[str, float]:
+    if task.measure.cache == "warm":
+        return "warm", measure.resident_fraction(files)
+    for _attempt in range(3):
+        measure.evict(files)
+        fraction = measure.resident_fraction(files)
+        if fraction <= task.measure.max_cold_residency:
+            return "cold", fraction
+    return "not-cold", fraction
+
+
+def _read(
+    task: TrialTask,
+    backend: Backend,
+    path: Path,
+    pattern: str,
+    files: list[Path],
+    expected_crc: int,
+) -> dict[str, Any]:
+    cache, fraction = _prepare_cache(task, files)
+    selections = access.selections(
+        pattern, task.workload, task.read, align=_align(task.trial.params)
+    )
+    clock, delivered, crc = measure.Stopwatch(), 0, 0
+    with clock:
+        reader = backend.open_reader(path, task.workload, task.trial.params)
+    try:
+        for selection in selections:
+            with clock:
+                data = reader.read(selection)
+            delivered += data.nbytes
+            if pattern == "full":
+                crc = zlib.crc32(data.tobytes(), crc)
+    finally:
+        with clock:
+            reader.close()
+    if pattern == "full" and crc != expected_crc:
+        raise VerificationError("data read back differs from the data written (crc32)")
+    return {
+        "s": clock.wall,
+        "cpu_s": clock.cpu,
+        "bytes": delivered,
+        "ops": len(selections),
+        "MiBps": delivered / MiB / clock.wall,
+        "resident_fraction": fraction,
+        "cache": cache,
+    }

@@ -1,0 +1,86 @@
+"""Sizes and labels: ``"64MiB"`` <-> bytes, chunk-shape labels."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_UNITS = {
+    "": 1,
+    "B": 1,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+    "K": 2**10,
+    "M": 2**20,
+    "G": 2**30,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+ALLOWED_SIZE = "a non-negative integer of bytes or a string like '512KiB', '64MiB', '1GiB', '8MB'"
+
+
+def parse_size(value: object) -> int:
+    """Return a size in bytes.
+
+    Parameters
+    ----------
+    value
+        An integer number of bytes or a string with a binary (``KiB``,
+        ``MiB``, ``GiB``, ``TiB``; ``K``/``M``/``G`` mean the same) or
+        decimal (``KB``, ``MB``, ``GB``) unit.
+
+    Raises
+    ------
+    ValueError
+        The value is negative, not a number or has an unknown unit.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected {ALLOWED_SIZE}, got {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"size must not be negative, got {value}")
+        return value
+    if isinstance(value, float):
+        raise ValueError(f"expected {ALLOWED_SIZE}, got the float {value!r}")
+    if not isinstance(value, str):
+        raise ValueError(f"expected {ALLOWED_SIZE}, got {value!r}")
+    if value.strip().startswith("-"):
+        raise ValueError(f"size must not be negative, got {value!r}")
+    match = _SIZE_RE.match(value)
+    if not match or match.group(2) not in _UNITS:
+        raise ValueError(f"expected {ALLOWED_SIZE}, got {value!r}")
+    number = float(match.group(1)) * _UNITS[match.group(2)]
+    if number != int(number):
+        raise ValueError(f"size {value!r} is not a whole number of bytes")
+    return int(number)
+
+
+def format_size(nbytes: float) -> str:
+    """Return a short binary label, exact when possible (``67108864`` -> ``64MiB``)."""
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        factor = _UNITS[unit]
+        if nbytes >= factor and nbytes % factor == 0:
+            return f"{int(nbytes // factor)}{unit}"
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        if nbytes >= _UNITS[unit]:
+            return f"{nbytes / _UNITS[unit]:.1f}{unit}"
+    return f"{int(nbytes)}B"
+
+
+def chunk_label(chunks: str | Sequence[int]) -> str:
+    """Label a chunk layout as in the results: ``contiguous``, ``auto`` or ``8x128x128``."""
+    if isinstance(chunks, str):
+        return chunks
+    return "x".join(str(int(c)) for c in chunks)
+
+
+def parse_chunk_label(label: str) -> str | tuple[int, ...]:
+    """Invert :func:`chunk_label`."""
+    if label in ("contiguous", "auto"):
+        return label
+    return tuple(int(part) for part in label.split("x"))

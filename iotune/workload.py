@@ -1,0 +1,123 @@
+"""The data trials write, generated slab by slab along the first dimension.
+
+The default ``smooth`` field is built to compress like real geoscience
+fields: a sum of travelling waves with a red (power-law) spectrum on top of a
+large-scale gradient, plus weak small-scale noise, stored at a realistic
+precision.  Every time step is computed on its own from the seed, so any slab
+is identical however the array is cut, and memory grows with the slab, not
+the dataset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from iotune.spec import Workload
+
+# 32 modes give visible structure; the spectrum slope makes large scales dominate.
+_MODES = 32
+_SLOPE = 1.7
+# Integer fields are scaled so neighbouring values differ by about this many counts
+# (a temperature packed at 0.01 K on a fine grid), with noise of a count or two.
+# That precision, not the amplitude, decides how well codecs compress.
+_STEP_COUNTS = 12.0
+_NOISE_COUNTS = 1.5
+
+
+class Field:
+    """Deterministic values of a workload, produced one slab at a time."""
+
+    def __init__(self, workload: Workload) -> None:
+        self.workload = workload
+        self._dtype = np.dtype(workload.dtype)
+        if workload.field == "smooth":
+            self._init_modes()
+
+    def _init_modes(self) -> None:
+        rng = np.random.default_rng([self.workload.seed, 0x5EED])
+        ny, nx = _plane_shape(self.workload)
+        k = rng.integers(1, 12, size=(_MODES, 2)) * rng.choice([-1, 1], size=(_MODES, 2))
+        amp = np.hypot(k[:, 0], k[:, 1]) ** -_SLOPE
+        amp /= np.sqrt((amp**2).sum() / 2)
+        phase = rng.uniform(0, 2 * np.pi, size=(_MODES, 2))
+        self._omega = rng.uniform(0.01, 0.08, size=_MODES) * rng.choice([-1, 1], size=_MODES)
+        ay = 2 * np.pi * np.outer(np.arange(ny) / ny, k[:, 0]) + phase[:, 1]  # (ny, K)
+        ax = 2 * np.pi * np.outer(np.arange(nx) / nx, k[:, 1])  # (nx, K)
+        self._cx = (np.cos(ax) * amp).astype(np.float32)
+        self._sx = (np.sin(ax) * amp).astype(np.float32)
+        self._ay = ay
+        self._gradient = (-0.8 * np.cos(np.linspace(0, np.pi, ny))).astype(np.float32)[:, None]
+        self._span = self._integer_span(self._plane(0))
+
+    def _integer_span(self, plane: np.ndarray) -> float:
+        steps = [np.diff(plane, axis=axis) for axis in (-1, -2) if plane.shape[axis] > 1]
+        rms_step = np.sqrt(np.mean([np.mean(s**2) for s in steps]))
+        info = np.iinfo(self._dtype) if self._dtype.kind in "iu" else np.iinfo(np.int16)
+        headroom = (info.max - info.min) / 2 / (1.3 * np.abs(plane).max())
+        return float(min(_STEP_COUNTS / max(rms_step, 1e-9), headroom))
+
+    def _plane(self, t: int) -> np.ndarray:
+        angle = self._ay - self._omega * t  # (ny, K)
+        cy, sy = np.cos(angle).astype(np.float32), np.sin(angle).astype(np.float32)
+        plane = cy @ self._cx.T - sy @ self._sx.T + self._gradient  # about +-1.5
+        return plane.reshape(self.workload.shape[1:])
+
+    def slab(self, start: int, stop: int) -> np.ndarray:
+        """Return values ``[start:stop]`` along the first dimension."""
+        shape = (stop - start, *self.workload.shape[1:])
+        kind = self.workload.field
+        if kind == "zeros":
+            return np.zeros(shape, self._dtype)
+        if kind == "random":
+            return np.stack([self._random_step(t) for t in range(start, stop)])
+        return np.stack([self._smooth_step(t) for t in range(start, stop)])
+
+    def slabs(self, length: int) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(start, slab)`` pairs of at most ``length`` along the first dimension."""
+        total = self.workload.shape[0]
+        for start in range(0, total, length):
+            yield start, self.slab(start, min(start + length, total))
+
+    def _random_step(self, t: int) -> np.ndarray:
+        rng = np.random.default_rng([self.workload.seed, t])
+        shape = self.workload.shape[1:]
+        if self._dtype.kind == "f":
+            return rng.standard_normal(shape, dtype=np.float32).astype(self._dtype)
+        info = np.iinfo(self._dtype)
+        return rng.integers(info.min, info.max, size=shape, dtype=self._dtype, endpoint=True)
+
+    def _smooth_step(self, t: int) -> np.ndarray:
+        plane = self._plane(t)
+        noise = np.random.default_rng([self.workload.seed, t]).standard_normal(
+            plane.shape, dtype=np.float32
+        )
+        if self._dtype.kind == "f":
+            # physical units, e.g. a temperature in K: 280 +- 15 with 0.02 K noise
+            return (280.0 + 15.0 * plane + 0.02 * noise).astype(self._dtype)
+        counts = self._span * plane + _NOISE_COUNTS * noise
+        info = np.iinfo(self._dtype)
+        if info.min == 0:
+            counts += info.max / 2
+        return np.clip(np.rint(counts), info.min, info.max).astype(self._dtype)
+
+
+def _plane_shape(workload: Workload) -> tuple[int, int]:
+    """Collapse the non-leading dimensions to (rows, columns) for the mode sums."""
+    rest = workload.shape[1:]
+    rows = int(np.prod(rest[:-1])) if len(rest) > 1 else 1
+    return rows, rest[-1]
+
+
+def slab_length(workload: Workload, *, align: int | None = None, budget: int = 64 * 2**20) -> int:
+    """Slab length along the first dimension that keeps a slab within ``budget`` bytes.
+
+    With ``align`` (the chunk extent along the first dimension) the slab is a
+    multiple of it when one chunk row fits, so writes fill whole chunks.
+    """
+    plane = workload.nbytes // workload.shape[0]
+    fit = max(1, budget // plane)
+    if align and align <= fit:
+        fit = (fit // align) * align
+    return min(fit, workload.shape[0])

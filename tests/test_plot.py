@@ -1,0 +1,305 @@
+"""Figures from a crafted results Dataset whose winner and Pareto frontier are known."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import xarray as xr
+from matplotlib.collections import LineCollection, PathCollection
+from matplotlib.container import ErrorbarContainer
+from matplotlib.figure import Figure
+
+from iotune.errors import ResultsError
+from iotune.plot import all_figures, size_vs_throughput, throughput
+
+CHUNKS = ["contiguous", "auto", "64x32x32"]
+CODECS = ["none", "zlib", "blosc-lz4", "zstd"]
+CACHES = [2**20, 64 * 2**20]
+PATTERNS = ["full", "spatial", "timeseries"]
+MiB = 2**20
+
+# Throughput is the product of one factor per setting, so the winner is known:
+# 64x32x32 / none / 64MiB.  Repeats are 0.9x and 1.1x the value, so the median is the value.
+CHUNK_SPEED = np.array([100.0, 200.0, 300.0])
+CODEC_SPEED = np.array([1.0, 0.3, 0.9, 0.5])
+CACHE_SPEED = np.array([1.0, 1.2])
+PATTERN_SPEED = np.array([2.0, 1.0, 0.5])
+# Stored size depends on the codec only.  At 64x32x32 / 64MiB: none (100 MiB, 360 MiB/s),
+# blosc-lz4 (40, 324) and zstd (20, 180) are Pareto-optimal; zlib (25, 108) is dominated by zstd.
+CODEC_MIB = np.array([100.0, 25.0, 40.0, 20.0])
+FRONTIER = {(20.0, 180.0), (40.0, 324.0), (100.0, 360.0)}
+FAILED = {"chunks": "contiguous", "codec": "zstd", "chunk_cache": 2**20}
+
+
+def make_results() -> xr.Dataset:
+    speed = CHUNK_SPEED[:, None, None] * CODEC_SPEED[None, :, None] * CACHE_SPEED[None, None, :]
+    spread = np.array([0.9, 1.1])
+    write = speed[..., None] * spread
+    read = speed[..., None, None] * PATTERN_SPEED[:, None] * spread
+    file_bytes = np.broadcast_to(CODEC_MIB[None, :, None] * MiB, speed.shape).copy()
+    params = ("chunks", "codec", "chunk_cache")
+    ds = xr.Dataset(
+        {
+            "write_MiBps": (
+                (*params, "repeat"),
+                write,
+                {"units": "MiB/s", "long_name": "write throughput"},
+            ),
+            "read_MiBps": (
+                (*params, "pattern", "repeat"),
+                read,
+                {"units": "MiB/s", "long_name": "read throughput"},
+            ),
+            "file_bytes": (params, file_bytes, {"units": "bytes", "long_name": "stored size"}),
+            "ratio": (params, 100 * MiB / file_bytes, {"units": "1", "long_name": "ratio"}),
+            "status": (params, np.full(speed.shape, "ok", dtype=object)),
+            "error": (params, np.full(speed.shape, "", dtype=object)),
+        },
+        coords={
+            "chunks": CHUNKS,
+            "codec": CODECS,
+            "chunk_cache": ("chunk_cache", np.array(CACHES, dtype=np.int64), {"units": "bytes"}),
+            "pattern": PATTERNS,
+            "repeat": [0, 1],
+        },
+        attrs={"name": "demo-sweep", "schema_version": 1, "swept": " ".join(params)},
+    )
+    for var in ("write_MiBps", "read_MiBps", "file_bytes", "ratio"):
+        ds[var].loc[FAILED] = np.nan
+    ds["status"].loc[FAILED] = "failed"
+    ds["error"].loc[FAILED] = "RuntimeError: boom"
+    return ds
+
+
+@pytest.fixture
+def ds() -> xr.Dataset:
+    return make_results()
+
+
+def tick_labels(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_xticklabels()]
+
+
+def errorbars(ax) -> dict[str, ErrorbarContainer]:
+    return {c.get_label(): c for c in ax.containers if isinstance(c, ErrorbarContainer)}
+
+
+def test_import_does_not_load_matplotlib() -> None:
+    code = "import sys, iotune.plot; assert 'matplotlib' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_write_throughput_layout(ds: xr.Dataset) -> None:
+    fig = throughput(ds)
+    assert isinstance(fig, Figure)
+    # chunks on x, codec as hue, one panel per chunk_cache value.
+    assert len(fig.axes) == len(CACHES)
+    assert [ax.get_title() for ax in fig.axes] == ["chunk_cache=1MiB", "chunk_cache=64MiB"]
+    for ax in fig.axes:
+        assert tick_labels(ax) == CHUNKS
+        assert ax.get_xlabel() == "chunks"
+        assert ax.get_yscale() == "linear"
+    assert "MiB/s" in fig.axes[0].get_ylabel()
+    assert "write" in fig.axes[0].get_ylabel()
+    (legend,) = fig.legends
+    assert legend.get_title().get_text() == "codec"
+    assert [t.get_text() for t in legend.get_texts()] == CODECS
+    title = fig.get_suptitle()
+    assert "demo-sweep" in title
+    assert "write" in title
+
+
+def test_min_max_spread_is_drawn(ds: xr.Dataset) -> None:
+    fig = throughput(ds)
+    big_cache = fig.axes[1]
+    bars = errorbars(big_cache)["none"]
+    segments = bars.lines[2][0].get_segments()
+    # The winner 64x32x32 / none / 64MiB: median 360, repeats 324 and 396.
+    ys = sorted(seg[:, 1].tolist() for seg in segments)
+    assert any(np.allclose(y, [324.0, 396.0]) for y in ys)
+    assert np.isclose(np.nanmax(bars.lines[0].get_ydata()), 360.0)
+
+
+def test_failed_point_is_missing(ds: xr.Dataset) -> None:
+    fig = throughput(ds)
+    small_cache = fig.axes[0]
+    zstd = errorbars(small_cache)["zstd"].lines[0].get_ydata()
+    assert np.isnan(zstd[0])
+    assert np.isfinite(zstd[1:]).all()
+
+
+def test_read_needs_a_known_pattern(ds: xr.Dataset) -> None:
+    with pytest.raises(ResultsError, match="pattern"):
+        throughput(ds, metric="read")
+    with pytest.raises(ResultsError, match="pattern"):
+        throughput(ds, metric="read", pattern="diagonal")
+    with pytest.raises(ResultsError, match="metric"):
+        throughput(ds, metric="latency")
+    fig = throughput(ds, metric="read", pattern="spatial")
+    assert "spatial" in fig.get_suptitle()
+    assert "read" in fig.axes[0].get_ylabel()
+    winner = errorbars(fig.axes[1])["none"].lines[0].get_ydata()
+    assert np.isclose(np.nanmax(winner), 360.0 * PATTERN_SPEED[1])
+
+
+def test_byte_values_on_x_get_human_labels(ds: xr.Dataset) -> None:
+    fig = throughput(ds, x="chunk_cache", hue="codec")
+    assert len(fig.axes) == len(CHUNKS)
+    assert tick_labels(fig.axes[0]) == ["1MiB", "64MiB"]
+    assert fig.axes[0].get_title() == "chunks=contiguous"
+
+
+def test_bad_dims_are_refused(ds: xr.Dataset) -> None:
+    with pytest.raises(ResultsError, match="not a swept parameter"):
+        throughput(ds, x="level")
+    with pytest.raises(ResultsError, match="differ"):
+        throughput(ds, x="codec", hue="codec")
+
+
+def test_too_many_panels_are_reduced_by_the_median() -> None:
+    rng = np.random.default_rng(0)
+    dims = {"chunks": 2, "codec": 2, "level": 5, "shuffle": 3, "backend": 2}
+    ds = xr.Dataset(
+        {"write_MiBps": ((*dims, "repeat"), rng.uniform(50, 60, (*dims.values(), 2)))},
+        coords={d: [f"{d}{i}" for i in range(n)] for d, n in dims.items()},
+        attrs={"name": "wide", "swept": " ".join(dims)},
+    )
+    fig = throughput(ds)
+    assert len(fig.axes) == 10  # level x backend fit in 12 panels, shuffle does not
+    assert "median over shuffle" in fig.get_suptitle()
+
+
+def test_log_scale_only_for_a_wide_span(ds: xr.Dataset) -> None:
+    ds["write_MiBps"].loc[{"codec": "zlib"}] = ds["write_MiBps"].sel(codec="zlib") / 1000
+    assert throughput(ds).axes[0].get_yscale() == "log"
+    assert throughput(ds, logy=False).axes[0].get_yscale() == "linear"
+
+
+def test_all_nan_panel_says_so(ds: xr.Dataset) -> None:
+    ds["write_MiBps"].loc[{"chunk_cache": 2**20}] = np.nan
+    fig = throughput(ds)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "no successful trials" in texts
+    assert not fig.axes[1].texts
+
+
+def test_size_vs_throughput_marks_the_pareto_frontier(ds: xr.Dataset) -> None:
+    fig = size_vs_throughput(ds)
+    ax = fig.axes[0]
+    assert "MiB" in ax.get_xlabel()
+    assert "MiB/s" in ax.get_ylabel()
+    (frontier,) = [line for line in ax.get_lines() if line.get_label() == "Pareto frontier"]
+    assert frontier.get_drawstyle() == "steps-post"
+    points = set(zip(*(np.round(a, 6).tolist() for a in frontier.get_data()), strict=True))
+    assert points == FRONTIER
+    # 24 grid points, one failed; the frontier's own highlight ring is not a data point.
+    scattered = [c for c in ax.collections if isinstance(c, PathCollection)]
+    n_points = sum(len(c.get_offsets()) for c in scattered) - len(FRONTIER)
+    assert n_points == 23
+    assert [lg.get_title().get_text() for lg in fig.legends] == ["codec", "chunks"]
+    assert any("64x32x32 / none / 64MiB" in t.get_text() for t in ax.texts)
+
+
+def test_size_vs_read(ds: xr.Dataset) -> None:
+    fig = size_vs_throughput(ds, metric="read", pattern="full")
+    assert "full" in fig.get_suptitle()
+    (frontier,) = [line for line in ax_lines(fig) if line.get_label() == "Pareto frontier"]
+    assert sorted(frontier.get_ydata()) == pytest.approx([360.0, 648.0, 720.0])
+
+
+def ax_lines(fig: Figure) -> list:
+    return fig.axes[0].get_lines()
+
+
+def test_all_figures_keys(ds: xr.Dataset) -> None:
+    figures = all_figures(ds)
+    assert list(figures) == [
+        "write",
+        "read-full",
+        "read-spatial",
+        "read-timeseries",
+        "size-vs-write",
+        "size-vs-read-full",
+        "size-vs-read-spatial",
+        "size-vs-read-timeseries",
+    ]
+    assert all(isinstance(f, Figure) for f in figures.values())
+
+
+def test_write_only_results_have_no_read_figures(ds: xr.Dataset) -> None:
+    figures = all_figures(ds.drop_vars("read_MiBps"))
+    assert list(figures) == ["write", "size-vs-write"]
+
+
+def test_one_swept_parameter(ds: xr.Dataset) -> None:
+    one = ds.sel(chunks="auto", chunk_cache=2**20, drop=True).assign_attrs(swept="codec")
+    fig = throughput(one)
+    (ax,) = fig.axes
+    assert tick_labels(ax) == CODECS
+    assert not fig.legends
+    assert len(errorbars(ax)) == 1
+    assert set(all_figures(one)) >= {"write", "read-full", "size-vs-write"}
+
+
+def test_nothing_swept_draws_a_bar(ds: xr.Dataset) -> None:
+    single = ds.sel(chunks="auto", codec="zlib", chunk_cache=2**20, drop=True)
+    single = single.assign_attrs(swept="")
+    fig = throughput(single)
+    (ax,) = fig.axes
+    (bar,) = ax.patches
+    assert bar.get_height() == pytest.approx(200.0 * 0.3)
+    segments = [
+        s for c in ax.collections if isinstance(c, LineCollection) for s in c.get_segments()
+    ]
+    assert np.allclose(sorted(segments[0][:, 1]), [54.0, 66.0])
+    assert len(all_figures(single)) == 8
+
+
+def test_missing_swept_attribute_falls_back_to_dims(ds: xr.Dataset) -> None:
+    del ds.attrs["swept"]
+    fig = throughput(ds)
+    assert len(fig.axes) == len(CACHES)
+    assert fig.legends[0].get_title().get_text() == "codec"
+
+
+def test_figures_save_as_png(ds: xr.Dataset, tmp_path) -> None:
+    for key, fig in all_figures(ds).items():
+        path = tmp_path / f"{key}.png"
+        fig.savefig(path)
+        assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_figures_can_be_made_in_worker_threads(ds: xr.Dataset) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        figures = list(pool.map(all_figures, [ds] * 4))
+    assert all(len(f) == 8 for f in figures)
+
+
+def test_all_failed_results_still_plot(ds: xr.Dataset) -> None:
+    for var in ("write_MiBps", "read_MiBps", "file_bytes"):
+        ds[var][:] = np.nan
+    ds["status"][:] = "failed"
+    figures = all_figures(ds)
+    assert all(
+        "no successful trials" in [t.get_text() for t in f.axes[0].texts] for f in figures.values()
+    )
+
+
+def test_numeric_parameter_on_x(ds: xr.Dataset) -> None:
+    levels = ds.sel(chunks="auto", drop=True).rename(codec="level")
+    levels = levels.assign_coords(level=[0, 1, 5, 9]).assign_attrs(swept="level chunk_cache")
+    fig = throughput(levels)
+    assert tick_labels(fig.axes[0]) == ["0", "1", "5", "9"]
+    assert fig.legends[0].get_title().get_text() == "chunk_cache"
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["1MiB", "64MiB"]
+    assert fig.axes[0].get_xlabel() == "level"
+
+
+def test_pattern_is_refused_for_writes(ds: xr.Dataset) -> None:
+    with pytest.raises(ResultsError, match="pattern"):
+        throughput(ds, pattern="full")
