@@ -102,10 +102,8 @@ class NetCDF4Backend(Backend):
             return ok, version
         import netCDF4
 
-        return (
-            True,
-            f"{version} (netCDF {netCDF4.__netcdf4libversion__}, HDF5 {netCDF4.__hdf5libversion__})",
-        )
+        libs = f"netCDF {netCDF4.__netcdf4libversion__}, HDF5 {netCDF4.__hdf5libversion__}"
+        return True, f"{version} ({libs})"
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
         return _NCWriter(path, workload, params)
