@@ -13,7 +13,7 @@ _API = {
     "load_spec": "iotune.spec",
     "make_plan": "iotune.plan",
     "run": "iotune.api",
-    "plot": "iotune.api",
+    "save_plots": "iotune.api",
     "open_results": "iotune.results",
 }
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Callable
@@ -23,15 +25,44 @@ if TYPE_CHECKING:
 
 JOURNAL_NAME = "journal.jsonl"
 
-__all__ = ["load_spec", "make_plan", "open_results", "plot", "run"]
+__all__ = ["load_spec", "make_plan", "open_results", "run", "save_plots"]
+
+
+SCRATCH_PREFIX = "iotune-scratch-"
+OWNER_FILE = ".iotune-owner"
 
 
 def _scratch_root(scratch: str | Path | None, out: Path) -> Path:
-    """A fresh directory of iotune's own, inside the one the user named (or ``out``)."""
+    """A fresh directory of iotune's own, inside the one the user named (or ``out``).
+
+    Directories left by runs on this host that were killed are removed first;
+    iotune only ever deletes directories that carry its owner mark.
+    """
     parent = Path(scratch) if scratch is not None else out
     if not parent.is_dir():
         raise UsageError(f"--scratch: {parent} is not an existing directory")
-    return Path(tempfile.mkdtemp(prefix="iotune-scratch-", dir=parent))
+    for old in parent.glob(f"{SCRATCH_PREFIX}*"):
+        if _owner_is_dead(old / OWNER_FILE):
+            shutil.rmtree(old, ignore_errors=True)
+    root = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=parent))
+    (root / OWNER_FILE).write_text(f"{socket.gethostname()} {os.getpid()}\n")
+    return root
+
+
+def _owner_is_dead(mark: Path) -> bool:
+    try:
+        host, pid = mark.read_text().split()
+    except (OSError, ValueError):
+        return False  # not ours, or not readable: leave it alone
+    if host != socket.gethostname():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def _start_journal(out: Path, sweep: Sweep, *, resume: bool, overwrite: bool) -> Journal:
@@ -130,7 +161,7 @@ def _execute(
             bar.close()
 
 
-def plot(results: str | Path | xr.Dataset, outdir: str | Path | None = None) -> list[Path]:
+def save_plots(results: str | Path | xr.Dataset, outdir: str | Path | None = None) -> list[Path]:
     """Write every standard figure of a results file as PNG; return the paths."""
     from iotune import plot as plots
 

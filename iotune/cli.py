@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
     print(summary.format_best(ds))
     print(f"results: {out / 'results.nc'}")
     if args.plot:
-        for path in api.plot(ds, out):
+        for path in api.save_plots(ds, out):
             print(f"figure:  {path}")
     return EXIT_FAILED if counts.get("failed") else EXIT_OK
 
@@ -116,7 +116,7 @@ def _show(args: argparse.Namespace) -> int:
 def _plot(args: argparse.Namespace) -> int:
     from iotune import api
 
-    for path in api.plot(args.results, args.out):
+    for path in api.save_plots(args.results, args.out):
         print(path)
     return EXIT_OK
 

@@ -230,9 +230,10 @@ def open_results(path: str | Path) -> xr.Dataset:
     except (OSError, ValueError) as err:
         raise ResultsError(f"{target} is not a readable results file: {err}") from err
     ds.close()
-    if ds.attrs.get("schema_version") != SCHEMA_VERSION:
+    version = ds.attrs.get("schema_version")
+    if version != SCHEMA_VERSION:
+        shown = version.item() if hasattr(version, "item") else version
         raise ResultsError(
-            f"{target} has schema_version {ds.attrs.get('schema_version')!r}; "
-            f"this iotune reads {SCHEMA_VERSION}"
+            f"{target} has schema_version {shown!r}; this iotune reads {SCHEMA_VERSION}"
         )
     return ds

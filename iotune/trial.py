@@ -6,6 +6,8 @@ input and output are plain, picklable data so any executor can ship them.
 
 from __future__ import annotations
 
+import os
+import resource
 import shutil
 import time
 import traceback
@@ -73,7 +75,7 @@ def run_trial(task: TrialTask) -> TrialResult:
         for repeat in range(task.measure.repeats):
             _one_repeat(task, backend, workdir / f"r{repeat}{backend.suffix}", result)
     except Exception as err:  # a trial must never stop the sweep
-        result.status, result.error = "failed", _one_line(err)
+        result.status, result.error = "failed", _one_line(err) + _storage_hint(workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         result.ended = time.time()
@@ -87,6 +89,23 @@ def _one_line(err: BaseException) -> str:
     where = f" (at {Path(frame.filename).name}:{frame.lineno})" if frame else ""
     text = " ".join(str(err).split()) or type(err).__name__
     return f"{type(err).__name__}: {text}{where}"
+
+
+def _storage_hint(workdir: Path) -> str:
+    """Name the storage limit behind a failure: libraries often say only "HDF error"."""
+    try:
+        fs = os.statvfs(workdir)
+        sizes = [p.stat().st_size for p in workdir.rglob("*") if p.is_file()]
+    except OSError:
+        return ""
+    if fs.f_bavail * fs.f_frsize < 4 * MiB:
+        return (
+            f" [no space left on the scratch file system: {fs.f_bavail * fs.f_frsize} bytes free]"
+        )
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY and sizes and max(sizes) >= limit - 64 * 1024:
+        return f" [file size limit reached: RLIMIT_FSIZE (ulimit -f) is {limit} bytes]"
+    return ""
 
 
 def _align(params: dict[str, Any]) -> int | None:

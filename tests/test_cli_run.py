@@ -1,0 +1,219 @@
+"""End-to-end runs of the ``iotune`` command on real netCDF4 files."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+pytestmark = pytest.mark.slow
+
+
+def iotune(*args: str | Path, check: bool = False, **kw) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "iotune", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, check=check, timeout=600, **kw)
+
+
+ACCEPTANCE = {
+    "name": "acceptance",
+    "workload": {"shape": {"time": 64, "y": 128, "x": 128}},
+    "parameters": {
+        "chunks": [[64, 16, 16], [8, 64, 64], [1, 128, 128]],
+        "codec": ["none", "zlib", "blosc-lz4", "bzip2"],
+        "level": 4,
+        "chunk_cache": ["1MiB", "64MiB"],
+    },
+    "read": {"patterns": ["full", "spatial", "timeseries"], "timeseries": {"pixels": 8}},
+    "measure": {"repeats": 2},
+}
+
+
+@pytest.fixture(scope="module")
+def acceptance_run(tmp_path_factory):
+    from tests.conftest import SMALL, merge
+
+    import yaml
+
+    tmp = tmp_path_factory.mktemp("acceptance")
+    spec = tmp / "spec.yaml"
+    spec.write_text(yaml.safe_dump(merge(SMALL, ACCEPTANCE)))
+    proc = iotune("run", spec, "-o", tmp / "out", "--plot")
+    return tmp / "out", proc
+
+
+def test_run_writes_results_with_the_documented_schema(acceptance_run):
+    out, proc = acceptance_run
+    assert proc.returncode == 0, proc.stderr
+    assert "best configuration" in proc.stdout and "read:timeseries" in proc.stdout
+    ds = xr.open_dataset(out / "results.nc")
+    assert {"chunks", "codec", "chunk_cache", "pattern", "repeat"} <= set(ds.dims)
+    for var in ("write_MiBps", "read_MiBps", "file_bytes", "ratio", "resident_fraction", "status"):
+        assert var in ds
+    assert set(ds["status"].values.ravel()) == {"ok"}
+    assert list(ds["chunks"].values) == ["64x16x16", "8x64x64", "1x128x128"]
+    assert ds.attrs["provenance_scratch_fs_type"] not in ("", "unknown")
+    assert ds.attrs["provenance_version_netCDF4"]
+    assert "chunk_cache" in ds.attrs["spec"]
+    ds.close()
+    assert sorted(p.name for p in out.glob("*.png")) == sorted(
+        [
+            "write.png",
+            "read-full.png",
+            "read-spatial.png",
+            "read-timeseries.png",
+            "size-vs-write.png",
+            "size-vs-read-full.png",
+            "size-vs-read-spatial.png",
+            "size-vs-read-timeseries.png",
+        ]  # fmt: skip
+    )
+    assert not list(out.glob("iotune-scratch-*"))
+
+
+def test_cold_reads_are_cold(acceptance_run):
+    ds = xr.open_dataset(acceptance_run[0] / "results.nc")
+    assert float(ds["resident_fraction"].max()) <= 0.05
+    assert set(ds["read_cache"].values.ravel()) == {"cold"}
+
+
+def test_compression_ratios_order_like_on_real_fields(acceptance_run):
+    ratio = xr.open_dataset(acceptance_run[0] / "results.nc")["ratio"].median(
+        ["chunks", "chunk_cache"]
+    )
+    r = {c: float(ratio.sel(codec=c)) for c in ratio["codec"].values}
+    assert r["bzip2"] > r["zlib"] > r["blosc-lz4"] > 1.1
+    assert r["none"] == pytest.approx(1, abs=0.05)
+
+
+def test_time_series_reads_favour_chunks_long_in_time(acceptance_run):
+    ds = xr.open_dataset(acceptance_run[0] / "results.nc")
+    ts = ds["read_s"].sel(pattern="timeseries", chunk_cache=2**20).median("repeat")
+    for codec in ("zlib", "bzip2"):
+        long, flat = ts.sel(codec=codec, chunks="64x16x16"), ts.sel(codec=codec, chunks="1x128x128")
+        assert float(long) < float(flat) / 2
+
+
+def test_show_and_plot_read_the_results(acceptance_run, tmp_path):
+    out = acceptance_run[0]
+    shown = iotune("show", out)
+    assert shown.returncode == 0, shown.stderr
+    assert "1x128x128" in shown.stdout and "read:spatial" in shown.stdout
+    plotted = iotune("plot", out / "results.nc", "-o", tmp_path)
+    assert plotted.returncode == 0, plotted.stderr
+    assert len(list(tmp_path.glob("*.png"))) == 8
+
+
+def test_warm_reads_are_labelled_warm(make_spec, tmp_path):
+    spec = make_spec({"measure": {"cache": "warm", "repeats": 1}, "read": {"patterns": ["full"]}})
+    assert iotune("run", spec, "-o", tmp_path / "w", "--no-progress").returncode == 0
+    ds = xr.open_dataset(tmp_path / "w" / "results.nc")
+    assert float(ds["resident_fraction"].min()) > 0.9
+    assert set(ds["read_cache"].values.ravel()) == {"warm"}
+
+
+def test_existing_results_are_kept_unless_resume_or_overwrite(make_spec, tmp_path):
+    spec = make_spec({"measure": {"repeats": 1}})
+    out = tmp_path / "o"
+    assert iotune("run", spec, "-o", out, "--no-progress").returncode == 0
+    before = (out / "results.nc").read_bytes()
+    again = iotune("run", spec, "-o", out)
+    assert again.returncode == 2
+    assert "--resume" in again.stderr and "Traceback" not in again.stderr
+    assert (out / "results.nc").read_bytes() == before
+    resumed = iotune("run", spec, "-o", out, "--resume", "--no-progress")
+    assert resumed.returncode == 0 and "4 ok" in resumed.stdout
+    assert iotune("run", spec, "-o", out, "--overwrite", "--no-progress").returncode == 0
+
+
+def _limit_file_size():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1_500_000, 1_500_000))
+
+
+def test_failing_trials_are_recorded_and_the_sweep_goes_on(make_spec, tmp_path):
+    """Uncompressed files exceed the file-size limit and fail; compressed ones fit."""
+    spec = make_spec({"workload": {"shape": {"time": 64, "y": 128, "x": 128}},
+                      "parameters": {"chunks": [8, 64, 64], "codec": ["none", "bzip2", "zlib"]},
+                      "measure": {"repeats": 1}})  # fmt: skip
+    proc = iotune("run", spec, "-o", tmp_path / "o", "--no-progress", preexec_fn=_limit_file_size)
+    assert proc.returncode == 1, proc.stderr
+    ds = xr.open_dataset(tmp_path / "o" / "results.nc")
+    assert ds["status"].sel(codec="none").item() == "failed"
+    assert "file size limit reached" in ds["error"].sel(codec="none").item()
+    assert ds["status"].sel(codec="bzip2").item() == "ok"
+    assert ds["status"].sel(codec="zlib").item() == "ok"
+    assert np.isnan(ds["write_MiBps"].sel(codec="none")).all()
+    assert not list((tmp_path / "o").glob("iotune-scratch-*"))
+
+
+def _journal_ids(path: Path) -> list[str]:
+    lines = path.read_text().splitlines()[1:]
+    return [json.loads(line)["id"] for line in lines]
+
+
+def test_kill_9_then_resume_measures_every_trial_exactly_once(make_spec, tmp_path):
+    spec = make_spec({"workload": {"shape": {"time": 32, "y": 128, "x": 128}},
+                      "parameters": {"codec": ["none", "zlib", "bzip2"],
+                                     "chunks": [[8, 64, 64], [32, 16, 16], [1, 128, 128]]},
+                      "measure": {"repeats": 2}})  # fmt: skip
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "iotune", "run", str(spec), "-o", str(out), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = out / "journal.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = _journal_ids(journal)
+    assert 2 <= len(before) < 9, "the run should be killed mid-sweep"
+    resumed = iotune("run", spec, "-o", out, "--resume", "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    after = _journal_ids(journal)
+    assert len(after) == len(set(after)) == 9
+    assert after[: len(before)] == before
+    ds = xr.open_dataset(out / "results.nc")
+    assert set(ds["status"].values.ravel()) == {"ok"}
+    assert not list(out.glob("iotune-scratch-*"))
+
+
+def test_a_second_run_on_the_same_output_is_refused(make_spec, tmp_path):
+    spec = make_spec({"workload": {"shape": {"time": 64, "y": 256, "x": 256}},
+                      "parameters": {"codec": "bzip2", "chunks": [1, 256, 256]},
+                      "measure": {"repeats": 3}})  # fmt: skip
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "iotune", "run", str(spec), "-o", str(out), "--no-progress"]
+    first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "journal.jsonl").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = iotune("run", spec, "-o", out, "--resume")
+        assert second.returncode == 2
+        assert "in use by another iotune run" in second.stderr
+    finally:
+        first.kill()
+        first.wait()
+
+
+def test_scratch_must_exist_and_only_iotunes_own_directory_is_removed(make_spec, tmp_path):
+    spec = make_spec({"measure": {"repeats": 1}, "parameters": {"codec": "none"}})
+    bad = iotune("run", spec, "-o", tmp_path / "o", "--scratch", tmp_path / "nope")
+    assert bad.returncode == 2 and "--scratch" in bad.stderr
+    scratch = tmp_path / "mine"
+    scratch.mkdir()
+    (scratch / "keep.txt").write_text("user data")
+    ok = iotune("run", spec, "-o", tmp_path / "o2", "--scratch", scratch, "--no-progress")
+    assert ok.returncode == 0, ok.stderr
+    assert [p.name for p in scratch.iterdir()] == ["keep.txt"]
