@@ -66,8 +66,6 @@ def _owner_is_dead(mark: Path) -> bool:
 
 
 def _start_journal(out: Path, sweep: Sweep, *, resume: bool, overwrite: bool) -> Journal:
-    if resume and overwrite:
-        raise UsageError("--resume and --overwrite contradict each other; choose one")
     journal = out / JOURNAL_NAME
     if overwrite:
         # only the files a run writes; anything else in the directory is the user's
@@ -117,6 +115,8 @@ def run(
     on_result
         Called with each finished trial (for notebooks and tests).
     """
+    if resume and overwrite:
+        raise UsageError("--resume and --overwrite contradict each other; choose one")
     sweep = spec if isinstance(spec, Sweep) else load_spec(spec)
     plan = make_plan(sweep, yes=yes)
     out = Path(out) if out is not None else Path("results") / sweep.name

@@ -132,6 +132,12 @@ def resolve(name: str, level: int | None, shuffle: str | None) -> tuple[Codec, l
 # --- netCDF4-python ---------------------------------------------------------
 
 _NC_BLOSC_SHUFFLE = {"none": 0, "byte": 1, "bit": 2}
+_NC_BLOSC_NAME = {"blosclz": "lz"}  # netCDF4-python's spelling of blosc's own compressor
+
+
+def _nc_blosc(codec: Codec) -> str:
+    cname = codec.info.blosc_cname or ""
+    return f"blosc_{_NC_BLOSC_NAME.get(cname, cname)}"
 
 
 def netcdf4_encoding(codec: Codec) -> dict[str, Any]:
@@ -145,7 +151,7 @@ def netcdf4_encoding(codec: Codec) -> dict[str, Any]:
         return {"compression": None, "shuffle": False}
     if family == "blosc":
         return {
-            "compression": f"blosc_{codec.info.blosc_cname}",
+            "compression": _nc_blosc(codec),
             "complevel": codec.level,
             "blosc_shuffle": _NC_BLOSC_SHUFFLE[codec.shuffle],
             "shuffle": False,
@@ -167,9 +173,81 @@ def netcdf4_expected_filters(codec: Codec) -> dict[str, Any]:
     expected["complevel"] = codec.level
     if family == "blosc":
         expected["blosc"] = {
-            "compressor": f"blosc_{codec.info.blosc_cname}",
+            "compressor": _nc_blosc(codec),
             "shuffle": _NC_BLOSC_SHUFFLE[codec.shuffle],
         }
     else:
         expected[family] = True
     return expected
+
+
+# --- h5py (filters from hdf5plugin) -------------------------------------------
+
+H5_FILTER_IDS = {"shuffle": 2, "zlib": 1, "bzip2": 307, "zstd": 32015, "blosc": 32001}
+_H5_BLOSC_SHUFFLE = {"none": 0, "byte": 1, "bit": 2}
+
+
+def h5py_encoding(codec: Codec) -> dict[str, Any]:
+    """Keywords for ``h5py.Group.create_dataset``.
+
+    h5py can put HDF5's shuffle filter in front of any compressor; blosc
+    shuffles (byte or bit) inside its own filter instead.
+    """
+    family = codec.info.family
+    if family == "none":
+        return {}
+    if family == "blosc":
+        import hdf5plugin
+
+        cname = codec.info.blosc_cname
+        return dict(
+            hdf5plugin.Blosc(
+                cname=cname, clevel=codec.level, shuffle=_H5_BLOSC_SHUFFLE[codec.shuffle]
+            )
+        )
+    shuffle = {"shuffle": codec.shuffle == "byte"}
+    if family == "zlib":
+        return {"compression": "gzip", "compression_opts": codec.level, **shuffle}
+    import hdf5plugin
+
+    if family == "bzip2":
+        return {**hdf5plugin.BZip2(blocksize=codec.level), **shuffle}
+    return {**hdf5plugin.Zstd(clevel=codec.level), **shuffle}
+
+
+def h5py_expected_filters(codec: Codec) -> list[int]:
+    """HDF5 filter ids, in pipeline order, that a dataset written with ``codec`` has."""
+    family = codec.info.family
+    if family == "none":
+        return []
+    ids = [H5_FILTER_IDS["shuffle"]] if codec.shuffle == "byte" and family != "blosc" else []
+    return [*ids, H5_FILTER_IDS[family]]
+
+
+# --- zarr-python 3 (Zarr format 3) --------------------------------------------
+
+
+def zarr_compressors(codec: Codec, *, itemsize: int) -> list[Any] | None:
+    """The ``compressors`` (bytes-to-bytes codecs) for ``zarr.create_array``.
+
+    Byte shuffle outside blosc is numcodecs' Shuffle ahead of the compressor,
+    as HDF5's shuffle filter is ahead of deflate.
+    """
+    import zarr.codecs as zc
+
+    family = codec.info.family
+    if family == "none":
+        return None
+    if family == "blosc":
+        shuffle = {"none": "noshuffle", "byte": "shuffle", "bit": "bitshuffle"}[codec.shuffle]
+        return [
+            zc.BloscCodec(
+                cname=codec.info.blosc_cname, clevel=codec.level, shuffle=shuffle, typesize=itemsize
+            )
+        ]
+    chain = [zc.Shuffle(elementsize=itemsize)] if codec.shuffle == "byte" else []
+    if family == "zlib":
+        return [*chain, zc.Zlib(level=codec.level)]
+    if family == "bzip2":
+        return [*chain, zc.BZ2(level=codec.level)]
+    return [*chain, zc.ZstdCodec(level=codec.level)]

@@ -94,22 +94,21 @@ def make_plan(sweep: Sweep, *, yes: bool = False) -> Plan:
     if len(sweep.backends) > 1:
         coords = {"backend": sweep.backends, **coords}
     fixed = {p.name: p.values[0] for p in sweep.parameters if not p.swept}
+    label_of = [dict(zip(p.values, p.labels(), strict=True)) for p in sweep.swept]
+
+    def labels_of(combo: tuple[Any, ...]) -> list[Any]:
+        return [table[v] for table, v in zip(label_of, combo, strict=True)]
+
     resolved = []
     for backend in sweep.backends:
         for combo in itertools.product(*(p.values for p in sweep.swept)):
             given = {**fixed, **dict(zip((p.name for p in sweep.swept), combo, strict=True))}
-            point = dict(zip((p.name for p in sweep.swept), combo, strict=True))
-            point = {n: coords[n][sweep_index(sweep, n, v)] for n, v in point.items()}
+            point = {p.name: label for p, label in zip(sweep.swept, labels_of(combo), strict=True)}
             if len(sweep.backends) > 1:
                 point = {"backend": backend, **point}
             resolved.append((backend, point, _resolve(backend, given, sweep)))
     points, trials = _merge(resolved, sweep)
     return Plan(sweep, dims, coords, tuple(points), tuple(trials))
-
-
-def sweep_index(sweep: Sweep, name: str, value: Any) -> int:
-    param = next(p for p in sweep.parameters if p.name == name)
-    return param.values.index(value)
 
 
 def _resolve(backend: str, given: dict[str, Any], sweep: Sweep):

@@ -79,7 +79,7 @@ class Parameter:
 
     def labels(self) -> tuple[Any, ...]:
         """Coordinate values as stored in results (chunk shapes become labels)."""
-        if self.name == "chunks":
+        if self.name in ("chunks", "shards"):
             return tuple(chunk_label(v) for v in self.values)
         return self.values
 
@@ -153,6 +153,11 @@ def _mapping(value: object, path: str, allowed: tuple[str, ...]) -> Mapping[str,
     return value
 
 
+def _section(value: object) -> object:
+    """An absent or empty section (``key:`` alone) means defaults; anything else is checked."""
+    return {} if value is None else value
+
+
 def _int(value: object, path: str, *, minimum: int = 0, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail(path, f"expected an integer, got {value!r}")
@@ -166,6 +171,13 @@ def _choice(value: object, path: str, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise _fail(path, f"unknown value {value!r}; allowed: {', '.join(choices)}")
     return value
+
+
+def _positive_size(value: object, path: str) -> int:
+    size = _size(value, path)
+    if size < 1:
+        raise _fail(path, f"{value!r} must be at least 1 byte")
+    return size
 
 
 def _size(value: object, path: str) -> int:
@@ -182,7 +194,8 @@ def parse_workload(value: object) -> Workload:
     data = _mapping(value, "workload", ("shape", "dtype", "field", "seed"))
     if "shape" not in data:
         raise _fail("workload.shape", "required, e.g. {time: 64, y: 512, x: 512}")
-    shape = _mapping(data["shape"], "workload.shape", tuple(data["shape"] or ()))
+    raw = data["shape"]
+    shape = _mapping(raw, "workload.shape", tuple(raw) if isinstance(raw, Mapping) else ())
     if not 2 <= len(shape) <= 4:
         raise _fail("workload.shape", f"{dict(shape)!r} has rank {len(shape)}; allowed: 2 to 4")
     dims = tuple(str(d) for d in shape)
@@ -236,8 +249,19 @@ def _wrap(parser: Callable[[object], Any]) -> Callable[[object, str, Workload], 
     return parse
 
 
+def _parse_shards(value: object, path: str, workload: Workload) -> str | tuple[int, ...]:
+    if value == "none":
+        return "none"
+    shards = _parse_chunks(value, path, workload)
+    if isinstance(shards, str):
+        raise _fail(path, f"expected 'none' or a shard shape like [64, 256, 256], got {value!r}")
+    return shards
+
+
 PARAMETERS: dict[str, Callable[[object, str, Workload], Any]] = {
     "chunks": _parse_chunks,
+    "shards": _parse_shards,
+    "transfer_size": lambda v, p, w: _positive_size(v, p),
     "codec": _wrap(codecs.parse_codec_name),
     "level": _parse_level,
     "shuffle": _wrap(codecs.parse_shuffle),
@@ -281,20 +305,22 @@ def _check_levels(params: dict[str, Parameter]) -> None:
 
 
 def parse_parameters(value: object, workload: Workload, allowed: tuple[str, ...]) -> tuple:
-    data = _mapping(value if value is not None else {}, "parameters", allowed)
+    data = _mapping(_section(value), "parameters", allowed)
     params = {name: parse_parameter(name, v, workload) for name, v in data.items()}
     _check_levels(params)
     return tuple(params.values())
 
 
 def parse_read(value: object, workload: Workload) -> ReadSpec:
-    data = _mapping(value or {}, "read", ("patterns", "spatial", "timeseries"))
+    data = _mapping(_section(value), "read", ("patterns", "spatial", "timeseries"))
     patterns = data.get("patterns", ["full"])
     if isinstance(patterns, str):
         patterns = [patterns]
     if not isinstance(patterns, list) or not patterns:
         raise _fail("read.patterns", f"expected a non-empty list of {', '.join(PATTERNS)}")
     parsed = tuple(_choice(p, f"read.patterns[{i}]", PATTERNS) for i, p in enumerate(patterns))
+    if len(set(parsed)) != len(parsed):
+        raise _fail("read.patterns", f"{patterns!r} lists a pattern twice")
     spatial = []
     for dim, size in _mapping(data.get("spatial", {}), "read.spatial", workload.dims).items():
         path, full = f"read.spatial.{dim}", workload.shape[workload.dims.index(dim)]
@@ -311,7 +337,7 @@ def parse_read(value: object, workload: Workload) -> ReadSpec:
 
 
 def parse_measure(value: object) -> MeasureSpec:
-    data = _mapping(value or {}, "measure", ("repeats", "cache", "fsync", "max_cold_residency"))
+    data = _mapping(_section(value), "measure", ("repeats", "cache", "fsync", "max_cold_residency"))
     fsync = data.get("fsync", True)
     if not isinstance(fsync, bool):
         raise _fail("measure.fsync", f"expected true or false, got {fsync!r}")
@@ -332,7 +358,10 @@ def parse_backends(value: object) -> tuple[str, ...]:
     items = value if isinstance(value, list) else [value]
     if not items:
         raise _fail("backend", f"empty list; allowed: {', '.join(backend_names())}")
-    return tuple(_choice(b, "backend", backend_names()) for b in items)
+    names = tuple(_choice(b, "backend", backend_names()) for b in items)
+    if len(set(names)) != len(names):
+        raise _fail("backend", f"{value!r} lists a backend twice")
+    return names
 
 
 def _parameters_allowed(backends: tuple[str, ...]) -> tuple[str, ...]:
@@ -352,7 +381,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         data = _mapping(data, "", TOP_KEYS)
         if "version" not in data:
             raise _fail("version", f"required; allowed: {SPEC_VERSION}")
-        if data["version"] != SPEC_VERSION:
+        if isinstance(data["version"], bool) or data["version"] != SPEC_VERSION:
             raise _fail(
                 "version", f"unsupported version {data['version']!r}; allowed: {SPEC_VERSION}"
             )
@@ -366,7 +395,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         description = data.get("description", "")
         if not isinstance(description, str):
             raise _fail("description", f"expected a string, got {description!r}")
-        execution = _mapping(data.get("execution") or {}, "execution", ("executor",))
+        execution = _mapping(_section(data.get("execution")), "execution", ("executor",))
         return Sweep(
             name=name,
             workload=workload,
@@ -419,4 +448,10 @@ def load_spec(path: str | Path) -> Sweep:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise SpecError("", f"cannot read spec: {err.strerror}", source=str(path)) from err
+    except UnicodeDecodeError as err:
+        raise SpecError(
+            "",
+            f"cannot read spec: not UTF-8 text ({err.reason} at byte {err.start})",
+            source=str(path),
+        ) from err
     return load_spec_text(text, source=str(path))

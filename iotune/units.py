@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from fractions import Fraction
 
 _UNITS = {
     "": 1,
@@ -54,8 +55,8 @@ def parse_size(value: object) -> int:
     match = _SIZE_RE.match(value)
     if not match or match.group(2) not in _UNITS:
         raise ValueError(f"expected {ALLOWED_SIZE}, got {value!r}")
-    number = float(match.group(1)) * _UNITS[match.group(2)]
-    if number != int(number):
+    number = Fraction(match.group(1)) * _UNITS[match.group(2)]
+    if number.denominator != 1:
         raise ValueError(f"size {value!r} is not a whole number of bytes")
     return int(number)
 

@@ -39,9 +39,9 @@ ACCEPTANCE = {
 
 @pytest.fixture(scope="module")
 def acceptance_run(tmp_path_factory):
-    from tests.conftest import SMALL, merge
-
     import yaml
+
+    from tests.conftest import SMALL, merge
 
     tmp = tmp_path_factory.mktemp("acceptance")
     spec = tmp / "spec.yaml"
@@ -74,7 +74,7 @@ def test_run_writes_results_with_the_documented_schema(acceptance_run):
             "size-vs-read-full.png",
             "size-vs-read-spatial.png",
             "size-vs-read-timeseries.png",
-        ]  # fmt: skip
+        ]
     )
     assert not list(out.glob("iotune-scratch-*"))
 
@@ -141,9 +141,13 @@ def _limit_file_size():
 
 def test_failing_trials_are_recorded_and_the_sweep_goes_on(make_spec, tmp_path):
     """Uncompressed files exceed the file-size limit and fail; compressed ones fit."""
-    spec = make_spec({"workload": {"shape": {"time": 64, "y": 128, "x": 128}},
-                      "parameters": {"chunks": [8, 64, 64], "codec": ["none", "bzip2", "zlib"]},
-                      "measure": {"repeats": 1}})  # fmt: skip
+    spec = make_spec(
+        {
+            "workload": {"shape": {"time": 64, "y": 128, "x": 128}},
+            "parameters": {"chunks": [8, 64, 64], "codec": ["none", "bzip2", "zlib"]},
+            "measure": {"repeats": 1},
+        }
+    )
     proc = iotune("run", spec, "-o", tmp_path / "o", "--no-progress", preexec_fn=_limit_file_size)
     assert proc.returncode == 1, proc.stderr
     ds = xr.open_dataset(tmp_path / "o" / "results.nc")
@@ -161,10 +165,16 @@ def _journal_ids(path: Path) -> list[str]:
 
 
 def test_kill_9_then_resume_measures_every_trial_exactly_once(make_spec, tmp_path):
-    spec = make_spec({"workload": {"shape": {"time": 32, "y": 128, "x": 128}},
-                      "parameters": {"codec": ["none", "zlib", "bzip2"],
-                                     "chunks": [[8, 64, 64], [32, 16, 16], [1, 128, 128]]},
-                      "measure": {"repeats": 2}})  # fmt: skip
+    spec = make_spec(
+        {
+            "workload": {"shape": {"time": 32, "y": 128, "x": 128}},
+            "parameters": {
+                "codec": ["none", "zlib", "bzip2"],
+                "chunks": [[8, 64, 64], [32, 16, 16], [1, 128, 128]],
+            },
+            "measure": {"repeats": 2},
+        }
+    )
     out = tmp_path / "o"
     cmd = [sys.executable, "-m", "iotune", "run", str(spec), "-o", str(out), "--no-progress"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -189,9 +199,13 @@ def test_kill_9_then_resume_measures_every_trial_exactly_once(make_spec, tmp_pat
 
 
 def test_a_second_run_on_the_same_output_is_refused(make_spec, tmp_path):
-    spec = make_spec({"workload": {"shape": {"time": 64, "y": 256, "x": 256}},
-                      "parameters": {"codec": "bzip2", "chunks": [1, 256, 256]},
-                      "measure": {"repeats": 3}})  # fmt: skip
+    spec = make_spec(
+        {
+            "workload": {"shape": {"time": 64, "y": 256, "x": 256}},
+            "parameters": {"codec": "bzip2", "chunks": [1, 256, 256]},
+            "measure": {"repeats": 3},
+        }
+    )
     out = tmp_path / "o"
     cmd = [sys.executable, "-m", "iotune", "run", str(spec), "-o", str(out), "--no-progress"]
     first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

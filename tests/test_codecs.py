@@ -19,14 +19,6 @@ from iotune.codecs import (
 )
 from iotune.errors import NotApplicable
 
-BLOSCLZ_REASON = (
-    "BUG: codec 'blosc-blosclz' maps to compression 'blosc_blosclz', but netCDF4-python "
-    "calls it 'blosc_lz' (iotune/codecs.py lines 148 and 170)"
-)
-BLOSCLZ_BUG = pytest.mark.xfail(reason=BLOSCLZ_REASON, strict=True, raises=AssertionError)
-# netCDF4 refuses the unknown name at createVariable
-BLOSCLZ_NC_BUG = pytest.mark.xfail(reason=BLOSCLZ_REASON, strict=True, raises=ValueError)
-
 # --- vocabulary ---------------------------------------------------------------
 
 
@@ -124,9 +116,7 @@ def test_codec_is_frozen():
         pytest.param(("zlib", None, None), Codec("zlib", 4, "byte"), id="zlib-defaults"),
         pytest.param(("bzip2", None, None), Codec("bzip2", 4, "none"), id="bzip2-defaults"),
         pytest.param(("zstd", None, None), Codec("zstd", 4, "none"), id="zstd-defaults"),
-        pytest.param(
-            ("blosc-lz4", None, None), Codec("blosc-lz4", 4, "byte"), id="blosc-defaults"
-        ),
+        pytest.param(("blosc-lz4", None, None), Codec("blosc-lz4", 4, "byte"), id="blosc-defaults"),
         pytest.param(("zlib", 9, "none"), Codec("zlib", 9, "none"), id="zlib-explicit"),
         pytest.param(("zstd", 19, None), Codec("zstd", 19, "none"), id="zstd-level"),
         pytest.param(("none", None, None), Codec("none", None, "none"), id="none"),
@@ -214,7 +204,6 @@ def test_resolve_impossible_raises_not_applicable(args):
             Codec("blosc-blosclz", 4, "byte"),
             {"compression": "blosc_lz", "complevel": 4, "blosc_shuffle": 1, "shuffle": False},
             id="blosc-blosclz",
-            marks=BLOSCLZ_BUG,
         ),
     ],
 )
@@ -286,8 +275,7 @@ def _cases():
                 netcdf4_encoding(Codec(name, level, shuffle))
             except NotApplicable:
                 continue
-            marks = [BLOSCLZ_NC_BUG] if name == "blosc-blosclz" else []
-            yield pytest.param(name, level, shuffle, id=f"{name}-{shuffle}", marks=marks)
+            yield pytest.param(name, level, shuffle, id=f"{name}-{shuffle}")
 
 
 CONTRACT_CASES = list(_cases())
@@ -345,4 +333,3 @@ def test_netcdf4_expected_filters_detect_a_missing_shuffle(tmp_path):
     assert wrong == {"shuffle"}
     other_level = netcdf4_expected_filters(Codec("zlib", 5, "none"))
     assert {k for k, v in other_level.items() if filters.get(k) != v} == {"complevel"}
-

@@ -44,11 +44,11 @@ def test_existing_journal_needs_resume_and_the_same_sweep(tmp_path):
 
 
 def test_directory_lock_refuses_a_second_holder(tmp_path):
-    with DirectoryLock(tmp_path):
-        with (
-            pytest.raises(LockError, match="in use by another iotune run"),
-            DirectoryLock(tmp_path),
-        ):
-            pass
+    with (
+        DirectoryLock(tmp_path),
+        pytest.raises(LockError, match="in use by another iotune run"),
+        DirectoryLock(tmp_path),
+    ):
+        pass
     with DirectoryLock(tmp_path):
         pass

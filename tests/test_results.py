@@ -24,12 +24,30 @@ measure: {repeats: 2}
 
 
 def crafted(trial_id: str, k: float, status: str = "ok") -> TrialResult:
-    reads = {p: [{"s": 1 / (k + r + 1), "cpu_s": 0.1, "bytes": 4096, "ops": 1,
-                  "MiBps": k + r, "resident_fraction": 0.0, "cache": "cold"} for r in range(2)]
-             for p in ("full", "timeseries")}  # fmt: skip
-    return TrialResult(trial_id, status, "" if status == "ok" else "OSError: boom",
-                       write=[{"s": 1.0, "cpu_s": 0.5, "MiBps": 10 * k + r} for r in range(2)],
-                       reads=reads if status == "ok" else {}, file_bytes=2048, raw_bytes=4096)  # fmt: skip
+    reads = {
+        p: [
+            {
+                "s": 1 / (k + r + 1),
+                "cpu_s": 0.1,
+                "bytes": 4096,
+                "ops": 1,
+                "MiBps": k + r,
+                "resident_fraction": 0.0,
+                "cache": "cold",
+            }
+            for r in range(2)
+        ]
+        for p in ("full", "timeseries")
+    }
+    return TrialResult(
+        trial_id,
+        status,
+        "" if status == "ok" else "OSError: boom",
+        write=[{"s": 1.0, "cpu_s": 0.5, "MiBps": 10 * k + r} for r in range(2)],
+        reads=reads if status == "ok" else {},
+        file_bytes=2048,
+        raw_bytes=4096,
+    )
 
 
 @pytest.fixture

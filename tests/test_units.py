@@ -65,22 +65,10 @@ def test_parse_size_rejects(value, words):
         assert word in str(info.value)
 
 
-@pytest.mark.xfail(
-    reason="BUG: parse_size multiplies a float, so '16.1KB' is 16100.000000000002 bytes "
-    "and is rejected as 'not a whole number of bytes' (iotune/units.py lines 57-58)",
-    strict=True,
-    raises=ValueError,
-)
 def test_parse_size_decimal_fraction_is_exact():
     assert parse_size("16.1KB") == 16_100
 
 
-@pytest.mark.xfail(
-    reason="BUG: parse_size goes through float, so byte counts above 2**53 given as a "
-    "string lose precision (iotune/units.py lines 57-58)",
-    strict=True,
-    raises=AssertionError,
-)
 def test_parse_size_large_string_is_exact():
     assert parse_size(str(2**53 + 1)) == 2**53 + 1
 

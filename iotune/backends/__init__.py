@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 _REGISTRY: dict[str, str] = {
     "netcdf4": "iotune.backends.netcdf4_:NetCDF4Backend",
+    "h5py": "iotune.backends.h5py_:H5pyBackend",
+    "zarr": "iotune.backends.zarr_:ZarrBackend",
+    "posix": "iotune.backends.posix:PosixBackend",
 }
 
 

@@ -67,6 +67,10 @@ class Backend(ABC):
             return False, f"{cls.library} is not importable: {err}"
         return True, str(getattr(module, "__version__", "unknown"))
 
+    @classmethod  # noqa: B027 - most backends need nothing here
+    def prepare_process(cls) -> None:
+        """Adjust a fresh worker process before the backend's library is imported."""
+
     @classmethod
     @abstractmethod
     def resolve(

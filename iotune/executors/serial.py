@@ -1,19 +1,87 @@
-"""Run trials one after another in this process."""
+"""Run trials one after another, each backend in a worker process of its own.
+
+Isolation is not a luxury: the netCDF4 and h5py wheels bundle different HDF5
+builds, and importing netCDF4 points ``HDF5_PLUGIN_PATH`` at its own filter
+plugins for the whole process, which breaks h5py's blosc.  A worker per
+backend keeps each library in its own process, and a library that crashes
+takes down only its worker: the trial is recorded as failed and the sweep
+goes on.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
+import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from iotune.executors.base import Executor
 from iotune.trial import TrialResult, TrialTask, run_trial
 
 
+def prepare_worker(backend: str) -> None:
+    """Runs first in a fresh worker: let the backend fix up the process."""
+    from iotune.backends import get_backend
+
+    get_backend(backend).prepare_process()
+
+
 class SerialExecutor(Executor):
-    """One trial at a time, in process: nothing else competes for the file system."""
+    """One trial at a time: nothing else competes for the file system.
+
+    Parameters
+    ----------
+    isolate
+        Run each backend's trials in a dedicated spawned worker process
+        (default).  ``False`` runs them in this process, which is only safe
+        for a single backend.
+    """
+
+    def __init__(self, *, isolate: bool = True) -> None:
+        self.isolate = isolate
+        self._pools: dict[str, ProcessPoolExecutor] = {}
+
+    def _pool(self, backend: str) -> ProcessPoolExecutor:
+        if backend not in self._pools:
+            self._pools[backend] = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=prepare_worker,
+                initargs=(backend,),
+            )
+        return self._pools[backend]
 
     def map(self, tasks: Sequence[TrialTask]) -> Iterator[TrialResult]:
         for task in tasks:
-            yield run_trial(task)
+            if not self.isolate:
+                yield run_trial(task)
+                continue
+            started = time.time()
+            try:
+                yield self._pool(task.trial.backend).submit(run_trial, task).result()
+            except BrokenProcessPool:
+                self._pools.pop(task.trial.backend).shutdown(wait=False, cancel_futures=True)
+                yield TrialResult(
+                    task.trial.id,
+                    "failed",
+                    _died(task),
+                    raw_bytes=0,
+                    started=started,
+                    ended=time.time(),
+                )
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.shutdown(wait=True, cancel_futures=True)
+        self._pools.clear()
 
     def describe(self) -> str:
-        return "serial (in process, one trial at a time)"
+        return "serial (one trial at a time, a worker process per backend)"
+
+
+def _died(task: TrialTask) -> str:
+    return (
+        f"worker process died during the trial (a crash in the {task.trial.backend} "
+        "library, or killed)"
+    )

@@ -76,8 +76,13 @@ def test_chunk_cache_is_applied_when_reading(tmp_path):
 
 def test_resolve_fills_library_defaults_and_explains_what_does_not_apply():
     p, notes = NetCDF4Backend.resolve({"codec": "zlib"}, W)
-    assert p == {"chunks": "auto", "codec": "zlib", "level": 4, "shuffle": "byte",
-                 "chunk_cache": None}  # fmt: skip
+    assert p == {
+        "chunks": "auto",
+        "codec": "zlib",
+        "level": 4,
+        "shuffle": "byte",
+        "chunk_cache": None,
+    }
     p, notes = NetCDF4Backend.resolve({"chunks": "contiguous", "chunk_cache": 2**20}, W)
     assert p["chunk_cache"] is None
     assert notes == ["chunk_cache does not apply to contiguous storage"]

@@ -1,0 +1,173 @@
+"""HDF5 files through h5py, with compression filters from hdf5plugin."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iotune import codecs
+from iotune.backends.base import Backend, Reader, Selection, Writer
+from iotune.errors import NotApplicable, VerificationError
+from iotune.spec import Workload
+from iotune.units import chunk_label, parse_chunk_label
+
+DATASET = "data"
+
+
+def _cache_kwargs(params: Mapping[str, Any], workload: Workload) -> dict[str, Any]:
+    """``rdcc_*`` keywords; the slot count follows HDF5's advice (prime, ~10x the chunks held)."""
+    size = params.get("chunk_cache")
+    if size is None:
+        return {}
+    chunks = parse_chunk_label(params["chunks"])
+    chunk_bytes = workload.itemsize * int(np.prod(chunks)) if isinstance(chunks, tuple) else 2**16
+    return {
+        "rdcc_nbytes": size,
+        "rdcc_nslots": _prime_at_least(max(521, 10 * size // chunk_bytes)),
+        "rdcc_w0": 0.75,
+    }
+
+
+def _prime_at_least(n: int) -> int:
+    def prime(k: int) -> bool:
+        return k > 1 and all(k % d for d in range(2, int(k**0.5) + 1))
+
+    while not prime(n):
+        n += 1
+    return n
+
+
+class _H5Writer(Writer):
+    def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
+        import h5py
+
+        self._file = h5py.File(path, "w", **_cache_kwargs(params, workload))
+        codec = codecs.Codec.from_dict(_codec_dict(params))
+        chunks = parse_chunk_label(params["chunks"])
+        if chunks == "auto":
+            chunks = True if codec.name != "none" else None
+        elif chunks == "contiguous":
+            chunks = None
+        self._dset = self._file.create_dataset(
+            DATASET,
+            shape=workload.shape,
+            dtype=workload.dtype,
+            chunks=chunks,
+            **codecs.h5py_encoding(codec),
+        )
+        for axis, dim in enumerate(workload.dims):
+            self._dset.attrs[f"dim{axis}"] = dim
+
+    def write(self, start: int, data: np.ndarray) -> None:
+        self._dset[start : start + data.shape[0]] = data
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _H5Reader(Reader):
+    def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
+        import h5py
+
+        self._file = h5py.File(path, "r", **_cache_kwargs(params, workload))
+        self._dset = self._file[DATASET]
+
+    def read(self, selection: Selection) -> np.ndarray:
+        return np.asarray(self._dset[selection])
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _codec_dict(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": params["codec"], "level": params["level"], "shuffle": params["shuffle"]}
+
+
+class H5pyBackend(Backend):
+    """HDF5 files written and read with h5py."""
+
+    name = "h5py"
+    library = "h5py"
+    suffix = ".h5"
+    parameters = ("chunks", "codec", "level", "shuffle", "chunk_cache")
+    description = "HDF5 files via h5py (+ hdf5plugin filters)"
+
+    @classmethod
+    def resolve(
+        cls, params: Mapping[str, Any], workload: Workload
+    ) -> tuple[dict[str, Any], list[str]]:
+        chunks = chunk_label(params.get("chunks", "auto"))
+        codec, notes = codecs.resolve(
+            params.get("codec", "none"), params.get("level"), params.get("shuffle")
+        )
+        if codec.name != "none" and chunks == "contiguous":
+            raise NotApplicable("compression needs chunked storage; 'contiguous' has none")
+        cache = params.get("chunk_cache")
+        if cache is not None and chunks == "contiguous":
+            notes.append("chunk_cache does not apply to contiguous storage")
+            cache = None
+        effective = {
+            "chunks": chunks,
+            "codec": codec.name,
+            "level": codec.level,
+            "shuffle": codec.shuffle,
+            "chunk_cache": cache,
+        }
+        return effective, notes
+
+    @classmethod
+    def prepare_process(cls) -> None:
+        """Forget a plugin path that netCDF4 set for its own HDF5 build.
+
+        netCDF4's import sets ``HDF5_PLUGIN_PATH`` to its bundled plugins; a
+        worker spawned from such a process inherits it, and h5py's HDF5 would
+        then load filters built for the other HDF5 instead of hdf5plugin's.
+        """
+        path = os.environ.get("HDF5_PLUGIN_PATH", "")
+        if "netCDF4" in path:
+            del os.environ["HDF5_PLUGIN_PATH"]
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        ok, version = super().available()
+        if not ok:
+            return ok, version
+        import h5py
+
+        try:
+            import hdf5plugin
+        except ImportError:
+            return True, f"{version} (HDF5 {h5py.version.hdf5_version}; no hdf5plugin)"
+        return (
+            True,
+            f"{version} (HDF5 {h5py.version.hdf5_version}, hdf5plugin {hdf5plugin.version})",
+        )
+
+    def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
+        return _H5Writer(path, workload, params)
+
+    def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
+        return _H5Reader(path, workload, params)
+
+    def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
+        import h5py
+
+        with h5py.File(path, "r") as fh:
+            dset = fh[DATASET]
+            plist = dset.id.get_create_plist()
+            filters = [plist.get_filter(i) for i in range(plist.get_nfilters())]
+            layout = "contiguous" if dset.chunks is None else chunk_label(dset.chunks)
+        codec = codecs.Codec.from_dict(_codec_dict(params))
+        ids = [f[0] for f in filters]
+        expected = codecs.h5py_expected_filters(codec)
+        if ids != expected:
+            raise VerificationError(f"file filters are {ids}, asked {expected} for {codec.name}")
+        if codec.name == "zlib" and filters[-1][2][0] != codec.level:
+            raise VerificationError(f"deflate level is {filters[-1][2][0]}, asked {codec.level}")
+        if params["chunks"] != "auto" and layout != params["chunks"]:
+            raise VerificationError(f"file chunking is {layout}, asked {params['chunks']}")
+        return {"layout": layout, "filters": [f[3].decode(errors="replace") for f in filters]}
