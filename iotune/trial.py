@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from iotune import access, measure
 from iotune.backends import get_backend
 from iotune.backends.base import Backend
@@ -72,6 +74,7 @@ def run_trial(task: TrialTask) -> TrialResult:
     try:
         workdir.mkdir(parents=True, exist_ok=False)
         backend = get_backend(task.trial.backend)()
+        backend.import_library()  # so no trial's timing pays for the import
         for repeat in range(task.measure.repeats):
             _one_repeat(task, backend, workdir / f"r{repeat}{backend.suffix}", result)
     except Exception as err:  # a trial must never stop the sweep
@@ -109,8 +112,16 @@ def _storage_hint(workdir: Path) -> str:
 
 
 def _align(params: dict[str, Any]) -> int | None:
-    chunks = parse_chunk_label(params.get("chunks", "auto"))
-    return chunks[0] if isinstance(chunks, tuple) else None
+    """Extent along the first dimension that slabs should be multiples of.
+
+    A shard is written whole, so shards win over chunks: a slab thinner than a
+    shard would make zarr rewrite the shard once per slab.
+    """
+    for key in ("shards", "chunks"):
+        layout = parse_chunk_label(params.get(key) or "auto")
+        if isinstance(layout, tuple):
+            return layout[0]
+    return None
 
 
 def _one_repeat(task: TrialTask, backend: Backend, path: Path, result: TrialResult) -> None:
@@ -133,7 +144,7 @@ def _write(task: TrialTask, backend: Backend, path: Path, result: TrialResult) -
         writer = backend.open_writer(path, task.workload, params)
     try:
         for start, slab in Field(task.workload).slabs(length):
-            checksum = zlib.crc32(slab.tobytes(), checksum)
+            checksum = zlib.crc32(memoryview(np.ascontiguousarray(slab)).cast("B"), checksum)
             with clock:
                 writer.write(start, slab)
     finally:
@@ -179,7 +190,7 @@ def _read(
                 data = reader.read(selection)
             delivered += data.nbytes
             if pattern == "full":
-                crc = zlib.crc32(data.tobytes(), crc)
+                crc = zlib.crc32(memoryview(np.ascontiguousarray(data)).cast("B"), crc)
     finally:
         with clock:
             reader.close()

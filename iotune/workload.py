@@ -70,9 +70,11 @@ class Field:
         kind = self.workload.field
         if kind == "zeros":
             return np.zeros(shape, self._dtype)
-        if kind == "random":
-            return np.stack([self._random_step(t) for t in range(start, stop)])
-        return np.stack([self._smooth_step(t) for t in range(start, stop)])
+        step = self._random_step if kind == "random" else self._smooth_step
+        out = np.empty(shape, self._dtype)  # filled in place: no list of planes, no stack copy
+        for i, t in enumerate(range(start, stop)):
+            out[i] = step(t)
+        return out
 
     def slabs(self, length: int) -> Iterator[tuple[int, np.ndarray]]:
         """Yield ``(start, slab)`` pairs of at most ``length`` along the first dimension."""
@@ -110,7 +112,7 @@ def _plane_shape(workload: Workload) -> tuple[int, int]:
     return rows, rest[-1]
 
 
-def slab_length(workload: Workload, *, align: int | None = None, budget: int = 64 * 2**20) -> int:
+def slab_length(workload: Workload, *, align: int | None = None, budget: int = 32 * 2**20) -> int:
     """Slab length along the first dimension that keeps a slab within ``budget`` bytes.
 
     With ``align`` (the chunk extent along the first dimension) the slab is a

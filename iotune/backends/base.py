@@ -72,6 +72,13 @@ class Backend(ABC):
         """Adjust a fresh worker process before the backend's library is imported."""
 
     @classmethod
+    def import_library(cls) -> None:
+        """Import what the backend uses, outside any timed span."""
+        import importlib
+
+        importlib.import_module(cls.library)
+
+    @classmethod
     @abstractmethod
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload

@@ -130,6 +130,14 @@ class H5pyBackend(Backend):
         path = os.environ.get("HDF5_PLUGIN_PATH", "")
         if "netCDF4" in path:
             del os.environ["HDF5_PLUGIN_PATH"]
+        # registered now, hdf5plugin's filters win over any plugin path set later
+        # (reading a user's netCDF file imports netCDF4 in this process too)
+        cls.import_library()
+
+    @classmethod
+    def import_library(cls) -> None:
+        import h5py  # noqa: F401
+        import hdf5plugin  # noqa: F401
 
     @classmethod
     def available(cls) -> tuple[bool, str]:

@@ -137,6 +137,11 @@ class ZarrBackend(Backend):
     parameters = ("chunks", "shards", "codec", "level", "shuffle", "chunk_cache")
     description = "Zarr format 3 directory stores via zarr-python"
 
+    def __init__(self) -> None:
+        # Importing zarr takes a good part of a second; paying it here keeps it
+        # out of the first trial's timed open_writer.
+        import zarr.codecs  # noqa: F401
+
     @classmethod
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
