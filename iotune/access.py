@@ -2,7 +2,9 @@
 
 ``full`` reads everything in slabs; ``spatial`` reads a window of the
 non-leading dimensions at a few steps of the leading one (maps at a few
-times); ``timeseries`` reads every step at a few points (pixel histories).
+times); ``timeseries`` reads every step at a few points (pixel histories);
+``random`` reads many small boxes at random places (IOPS-like, by default
+one step x 16 x 16 values).
 Positions come from the workload seed, so every trial of a sweep reads the
 same places.
 """
@@ -47,7 +49,23 @@ def selections(
             for _ in range(read.timeseries_pixels)
         ]
         return [(slice(None), *point) for point in points]
+    if pattern == "random":
+        return _random(workload, dict(read.random_shape), read.random_ops, rng)
     raise ValueError(f"unknown pattern {pattern!r}")
+
+
+def _random(workload: Workload, box: dict, ops: int, rng: np.random.Generator) -> list[Selection]:
+    sizes = [
+        box.get(d, 1 if i == 0 else min(16, n))
+        for i, (d, n) in enumerate(zip(workload.dims, workload.shape, strict=True))
+    ]
+    out = []
+    for _ in range(ops):
+        origin = [
+            int(rng.integers(0, n - s + 1)) for n, s in zip(workload.shape, sizes, strict=True)
+        ]
+        out.append(tuple(slice(o, o + s) for o, s in zip(origin, sizes, strict=True)))
+    return out
 
 
 def _extent(size: float | int | None, full: int, default: float) -> int:

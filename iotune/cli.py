@@ -123,13 +123,28 @@ def _plot(args: argparse.Namespace) -> int:
 
 def _backends(args: argparse.Namespace) -> int:
     from iotune.backends import backend_names, get_backend
+    from iotune.spec import PARAMETERS
 
-    print(f"{'backend':<10} {'parameters':<42} library")
-    for name in backend_names():
-        cls = get_backend(name)
+    classes = [get_backend(name) for name in backend_names()]
+    columns = [p for p in PARAMETERS if any(p in c.parameters for c in classes)]
+    head = ["backend", *columns, "library"]
+    rows = []
+    for cls in classes:
         ok, detail = cls.available()
-        state = detail if ok else f"NOT AVAILABLE: {detail}"
-        print(f"{name:<10} {', '.join(cls.parameters):<42} {cls.library} {state}")
+        cells = [cls.name]
+        for param in columns:
+            cells.append(
+                "n/a" if param in cls.inapplicable else "yes" if param in cls.parameters else "-"
+            )
+        cells.append(f"{cls.library} {detail}" if ok else f"NOT AVAILABLE: {detail}")
+        rows.append(cells)
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for row in [head, *rows]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    print(
+        "yes: swept and applied; n/a: accepted in multi-format sweeps, recorded as not "
+        "applicable; -: not a parameter of this format"
+    )
     return EXIT_OK
 
 

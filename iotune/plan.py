@@ -114,10 +114,12 @@ def make_plan(sweep: Sweep, *, yes: bool = False) -> Plan:
 def _resolve(backend: str, given: dict[str, Any], sweep: Sweep):
     cls = get_backend(backend)
     own = {k: v for k, v in given.items() if k in cls.parameters}
+    foreign = [f"{k} does not apply to {backend}" for k in given if k not in cls.parameters]
     try:
-        return cls.resolve(own, sweep.workload)
+        effective, notes = cls.resolve(own, sweep.workload)
     except NotApplicable as err:
         return err
+    return effective, [*notes, *foreign]
 
 
 def _merge(resolved: list, sweep: Sweep) -> tuple[list[GridPoint], list[Trial]]:

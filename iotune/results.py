@@ -37,6 +37,7 @@ _READ_VARS = {
     "read_s": ("s", "s", "read time (incl. open and close)"),
     "read_cpu_s": ("cpu_s", "s", "CPU time of the read"),
     "resident_fraction": ("resident_fraction", "1", "page-cache residency when the read began"),
+    "read_ops_per_s": ("ops_per_s", "1/s", "selections read per second"),
 }
 
 
@@ -152,7 +153,7 @@ def _fill(
     for p, pattern in enumerate(patterns):
         runs = result.reads.get(pattern, [])
         for name, (key, *_rest) in _READ_VARS.items():
-            arrays[name][(*index, p)] = [r[key] for r in runs]
+            arrays[name][(*index, p)] = [r.get(key, np.nan) for r in runs]
         arrays["read_cache"][(*index, p)] = [r["cache"] for r in runs]
         arrays["read_bytes"][(*index, p)] = runs[0]["bytes"]
         arrays["read_ops"][(*index, p)] = runs[0]["ops"]

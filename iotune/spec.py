@@ -22,8 +22,8 @@ from iotune.units import chunk_label, parse_size
 
 SPEC_VERSION = 1
 DTYPES = ("int16", "int32", "uint16", "float32", "float64")
-FIELDS = ("smooth", "random", "zeros")
-PATTERNS = ("full", "spatial", "timeseries")
+FIELDS = ("smooth", "random", "zeros", "file")
+PATTERNS = ("full", "spatial", "timeseries", "random")
 CACHE_MODES = ("cold", "warm")
 EXECUTORS = ("serial",)
 TOP_KEYS = (
@@ -48,6 +48,8 @@ class Workload:
     dtype: str = "int16"
     field: str = "smooth"
     seed: int = 0
+    path: str | None = None
+    variable: str | None = None
 
     @property
     def itemsize(self) -> int:
@@ -66,6 +68,7 @@ class Workload:
             "dtype": self.dtype,
             "field": self.field,
             "seed": self.seed,
+            **({"path": self.path, "variable": self.variable} if self.field == "file" else {}),
         }
 
 
@@ -89,6 +92,8 @@ class ReadSpec:
     patterns: tuple[str, ...] = ("full",)
     spatial: tuple[tuple[str, float], ...] = ()
     timeseries_pixels: int = 16
+    random_ops: int = 64
+    random_shape: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -190,23 +195,57 @@ def _size(value: object, path: str) -> int:
 # --- sections ---------------------------------------------------------------
 
 
-def parse_workload(value: object) -> Workload:
-    data = _mapping(value, "workload", ("shape", "dtype", "field", "seed"))
-    if "shape" not in data:
+def parse_workload(value: object, *, base: Path | None = None) -> Workload:
+    """Parse ``workload``; with ``field: file`` the shape and dtype default to the file's."""
+    keys = ("shape", "dtype", "field", "seed", "path", "variable")
+    data = _mapping(value, "workload", keys)
+    field = _choice(data.get("field", "smooth"), "workload.field", FIELDS)
+    source = _file_source(data, base) if field == "file" else None
+    if field != "file":
+        for key in ("path", "variable"):
+            if key in data:
+                raise _fail(f"workload.{key}", "only used with field: file")
+    if "shape" not in data and source is None:
         raise _fail("workload.shape", "required, e.g. {time: 64, y: 512, x: 512}")
-    raw = data["shape"]
+    raw = data.get("shape", source["shape"] if source else None)
     shape = _mapping(raw, "workload.shape", tuple(raw) if isinstance(raw, Mapping) else ())
     if not 2 <= len(shape) <= 4:
         raise _fail("workload.shape", f"{dict(shape)!r} has rank {len(shape)}; allowed: 2 to 4")
-    dims = tuple(str(d) for d in shape)
-    sizes = tuple(_int(s, f"workload.shape.{d}", minimum=1) for d, s in shape.items())
+    if source and len(shape) != len(source["shape"]):
+        raise _fail(
+            "workload.shape",
+            f"{dict(shape)!r} has rank {len(shape)} but "
+            f"{source['variable']!r} in the file has {dict(source['shape'])}",
+        )
+    default_dtype = source["dtype"] if source else "int16"
     return Workload(
-        dims=dims,
-        shape=sizes,
-        dtype=_choice(data.get("dtype", "int16"), "workload.dtype", DTYPES),
-        field=_choice(data.get("field", "smooth"), "workload.field", FIELDS),
+        dims=tuple(str(d) for d in shape),
+        shape=tuple(_int(s, f"workload.shape.{d}", minimum=1) for d, s in shape.items()),
+        dtype=_choice(data.get("dtype", default_dtype), "workload.dtype", DTYPES),
+        field=field,
         seed=_int(data.get("seed", 0), "workload.seed"),
+        path=source["path"] if source else None,
+        variable=source["variable"] if source else None,
     )
+
+
+def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
+    """Check ``path`` and ``variable`` now, so a typo is a spec error, not 100 failed trials."""
+    for key in ("path", "variable"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise _fail(
+                f"workload.{key}",
+                "required with field: file (a file or store xarray opens, and the variable in it)",
+            )
+    path = Path(data["path"]).expanduser()
+    path = path if path.is_absolute() or base is None else base / path
+    from iotune.workload import describe_file
+
+    try:
+        info = describe_file(path, data["variable"])
+    except (OSError, ValueError, KeyError) as err:
+        raise _fail("workload.path", f"cannot use {str(path)!r}: {err}") from err
+    return {"path": str(path.resolve()), "variable": data["variable"], **info}
 
 
 def _parse_chunks(value: object, path: str, workload: Workload) -> str | tuple[int, ...]:
@@ -312,7 +351,7 @@ def parse_parameters(value: object, workload: Workload, allowed: tuple[str, ...]
 
 
 def parse_read(value: object, workload: Workload) -> ReadSpec:
-    data = _mapping(_section(value), "read", ("patterns", "spatial", "timeseries"))
+    data = _mapping(_section(value), "read", ("patterns", "spatial", "timeseries", "random"))
     patterns = data.get("patterns", ["full"])
     if isinstance(patterns, str):
         patterns = [patterns]
@@ -333,7 +372,22 @@ def parse_read(value: object, workload: Workload) -> ReadSpec:
         spatial.append((dim, size))
     ts = _mapping(data.get("timeseries", {}), "read.timeseries", ("pixels",))
     pixels = _int(ts.get("pixels", 16), "read.timeseries.pixels", minimum=1, maximum=100_000)
-    return ReadSpec(parsed, tuple(spatial), pixels)
+    rnd = _mapping(_section(data.get("random")), "read.random", ("ops", "shape"))
+    ops = _int(rnd.get("ops", 64), "read.random.ops", minimum=1, maximum=1_000_000)
+    box = _mapping(_section(rnd.get("shape")), "read.random.shape", workload.dims)
+    shape = tuple(
+        (
+            d,
+            _int(
+                n,
+                f"read.random.shape.{d}",
+                minimum=1,
+                maximum=workload.shape[workload.dims.index(d)],
+            ),
+        )
+        for d, n in box.items()
+    )
+    return ReadSpec(parsed, tuple(spatial), pixels, ops, shape)
 
 
 def parse_measure(value: object) -> MeasureSpec:
@@ -387,7 +441,8 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
             )
         if "workload" not in data:
             raise _fail("workload", "required, e.g. {shape: {time: 64, y: 512, x: 512}}")
-        workload = parse_workload(data["workload"])
+        base = Path(source).parent if source else None
+        workload = parse_workload(data["workload"], base=base)
         backends = parse_backends(data.get("backend", "netcdf4"))
         name = data.get("name", Path(source).stem if source else "sweep")
         if not isinstance(name, str) or not name.strip():

@@ -118,7 +118,8 @@ def _align(params: dict[str, Any]) -> int | None:
     shard would make zarr rewrite the shard once per slab.
     """
     for key in ("shards", "chunks"):
-        layout = parse_chunk_label(params.get(key) or "auto")
+        value = params.get(key)
+        layout = parse_chunk_label(value) if value not in (None, "none") else None
         if isinstance(layout, tuple):
             return layout[0]
     return None
@@ -202,6 +203,7 @@ def _read(
         "bytes": delivered,
         "ops": len(selections),
         "MiBps": delivered / MiB / clock.wall,
+        "ops_per_s": len(selections) / clock.wall,
         "resident_fraction": fraction,
         "cache": cache,
     }

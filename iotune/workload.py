@@ -11,6 +11,8 @@ the dataset.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +36,8 @@ class Field:
         self._dtype = np.dtype(workload.dtype)
         if workload.field == "smooth":
             self._init_modes()
+        if workload.field == "file" and not (workload.path and workload.variable):
+            raise ValueError("field 'file' needs a path and a variable")
 
     def _init_modes(self) -> None:
         rng = np.random.default_rng([self.workload.seed, 0x5EED])
@@ -70,6 +74,8 @@ class Field:
         kind = self.workload.field
         if kind == "zeros":
             return np.zeros(shape, self._dtype)
+        if kind == "file":
+            return _file_slab(self.workload, start, stop)
         step = self._random_step if kind == "random" else self._smooth_step
         out = np.empty(shape, self._dtype)  # filled in place: no list of planes, no stack copy
         for i, t in enumerate(range(start, stop)):
@@ -103,6 +109,56 @@ class Field:
         if info.min == 0:
             counts += info.max / 2
         return np.clip(np.rint(counts), info.min, info.max).astype(self._dtype)
+
+
+def _open(path: str | Path):
+    import xarray as xr
+
+    is_store = Path(path).is_dir()
+    extra = {"engine": "zarr", "consolidated": False} if is_store else {}
+    # raw stored values: packed integers stay integers, as the user's archive holds them
+    return xr.open_dataset(path, mask_and_scale=False, decode_times=False, chunks=None, **extra)
+
+
+def describe_file(path: str | Path, variable: str) -> dict[str, Any]:
+    """Shape (by dimension) and a supported dtype of ``variable`` in a file or store.
+
+    Raises
+    ------
+    KeyError
+        The variable is not there; the message lists the ones that are.
+    OSError, ValueError
+        The file cannot be opened by xarray.
+    """
+    with _open(path) as ds:
+        if variable not in ds.variables:
+            raise KeyError(f"no variable {variable!r}; it has {', '.join(map(str, ds.variables))}")
+        var = ds[variable]
+        dtype = str(var.dtype)
+        if dtype not in ("int16", "int32", "uint16", "float32", "float64"):
+            dtype = "float32" if var.dtype.kind == "f" else "int32"
+        return {"shape": dict(var.sizes), "dtype": dtype}
+
+
+def _file_slab(workload: Workload, start: int, stop: int) -> np.ndarray:
+    """Steps ``start:stop`` of the user's variable, cropped or tiled to the workload shape."""
+    with _open(workload.path) as ds:
+        var = ds[workload.variable]
+        lead = var.shape[0]
+        index: list[Any] = [np.arange(start, stop) % lead]
+        for n, m in zip(workload.shape[1:], var.shape[1:], strict=True):
+            index.append(slice(0, min(n, m)))
+        values = var.variable[tuple(index)].values
+    for axis, (n, m) in enumerate(zip(workload.shape[1:], var.shape[1:], strict=True), start=1):
+        if n > m:  # tile: repeat the source along this dimension
+            values = np.take(values, np.arange(n) % m, axis=axis)
+    target = np.dtype(workload.dtype)
+    if target.kind in "iu" and values.dtype.kind == "f" and np.isnan(values).any():
+        raise ValueError(
+            f"{workload.variable!r} holds NaN, which {workload.dtype} cannot store; "
+            "use dtype float32 or float64"
+        )
+    return values.astype(target, copy=False)
 
 
 def _plane_shape(workload: Workload) -> tuple[int, int]:

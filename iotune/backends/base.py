@@ -55,6 +55,8 @@ class Backend(ABC):
     suffix: ClassVar[str]
     parameters: ClassVar[tuple[str, ...]]
     description: ClassVar[str] = ""
+    #: parameters accepted (so multi-format sweeps can sweep them) but without effect
+    inapplicable: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def available(cls) -> tuple[bool, str]:

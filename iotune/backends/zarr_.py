@@ -136,6 +136,7 @@ class ZarrBackend(Backend):
     suffix = ".zarr"
     parameters = ("chunks", "shards", "codec", "level", "shuffle", "chunk_cache")
     description = "Zarr format 3 directory stores via zarr-python"
+    inapplicable = ("chunk_cache",)
 
     def __init__(self) -> None:
         # Importing zarr takes a good part of a second; paying it here keeps it
