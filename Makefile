@@ -8,7 +8,7 @@ DEPS   := $(shell $(PYTHON) tools/deps_hash.py)
 STAMP  := $(VENV)/.deps-$(DEPS)
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: venv demo test test-fast lint format clean
+.PHONY: venv demo test test-fast lint format clean bench
 
 venv: $(STAMP)
 
@@ -39,3 +39,7 @@ format: $(STAMP)
 
 clean:
 	rm -rf $(VENV) results build *.egg-info
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/overhead.py
+	$(BIN)/python benchmarks/memory.py --gib 4

@@ -123,7 +123,7 @@ def _plot(args: argparse.Namespace) -> int:
 
 def _backends(args: argparse.Namespace) -> int:
     from iotune.backends import backend_names, get_backend
-    from iotune.spec import PARAMETERS
+    from iotune.parameters import PARAMETERS
 
     classes = [get_backend(name) for name in backend_names()]
     columns = [p for p in PARAMETERS if any(p in c.parameters for c in classes)]

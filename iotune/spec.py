@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from iotune import codecs
 from iotune.errors import SpecError
-from iotune.units import chunk_label, parse_size
+from iotune.parameters import Parameter, parse_parameters
+from iotune.parsing import choice, fail, integer, mapping, section
 
 SPEC_VERSION = 1
 DTYPES = ("int16", "int32", "uint16", "float32", "float64")
@@ -70,21 +70,6 @@ class Workload:
             "seed": self.seed,
             **({"path": self.path, "variable": self.variable} if self.field == "file" else {}),
         }
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """One parameter: its values, and whether the spec swept it (a list)."""
-
-    name: str
-    values: tuple[Any, ...]
-    swept: bool
-
-    def labels(self) -> tuple[Any, ...]:
-        """Coordinate values as stored in results (chunk shapes become labels)."""
-        if self.name in ("chunks", "shards"):
-            return tuple(chunk_label(v) for v in self.values)
-        return self.values
 
 
 @dataclass(frozen=True)
@@ -143,76 +128,24 @@ class Sweep:
 # --- small parse helpers ----------------------------------------------------
 
 
-def _fail(path: str, message: str) -> SpecError:
-    return SpecError(path, message)
-
-
-def _mapping(value: object, path: str, allowed: tuple[str, ...]) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _fail(path, f"expected a mapping with keys {', '.join(allowed)}, got {value!r}")
-    for key in value:
-        if key not in allowed:
-            raise _fail(
-                f"{path}.{key}" if path else str(key), f"unknown key; allowed: {', '.join(allowed)}"
-            )
-    return value
-
-
-def _section(value: object) -> object:
-    """An absent or empty section (``key:`` alone) means defaults; anything else is checked."""
-    return {} if value is None else value
-
-
-def _int(value: object, path: str, *, minimum: int = 0, maximum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(path, f"expected an integer, got {value!r}")
-    if value < minimum or (maximum is not None and value > maximum):
-        hi = "" if maximum is None else f" and <= {maximum}"
-        raise _fail(path, f"{value} is out of range; allowed: >= {minimum}{hi}")
-    return value
-
-
-def _choice(value: object, path: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise _fail(path, f"unknown value {value!r}; allowed: {', '.join(choices)}")
-    return value
-
-
-def _positive_size(value: object, path: str) -> int:
-    size = _size(value, path)
-    if size < 1:
-        raise _fail(path, f"{value!r} must be at least 1 byte")
-    return size
-
-
-def _size(value: object, path: str) -> int:
-    try:
-        return parse_size(value)
-    except ValueError as err:
-        raise _fail(path, str(err)) from err
-
-
-# --- sections ---------------------------------------------------------------
-
-
 def parse_workload(value: object, *, base: Path | None = None) -> Workload:
     """Parse ``workload``; with ``field: file`` the shape and dtype default to the file's."""
     keys = ("shape", "dtype", "field", "seed", "path", "variable")
-    data = _mapping(value, "workload", keys)
-    field = _choice(data.get("field", "smooth"), "workload.field", FIELDS)
+    data = mapping(value, "workload", keys)
+    field = choice(data.get("field", "smooth"), "workload.field", FIELDS)
     source = _file_source(data, base) if field == "file" else None
     if field != "file":
         for key in ("path", "variable"):
             if key in data:
-                raise _fail(f"workload.{key}", "only used with field: file")
+                raise fail(f"workload.{key}", "only used with field: file")
     if "shape" not in data and source is None:
-        raise _fail("workload.shape", "required, e.g. {time: 64, y: 512, x: 512}")
+        raise fail("workload.shape", "required, e.g. {time: 64, y: 512, x: 512}")
     raw = data.get("shape", source["shape"] if source else None)
-    shape = _mapping(raw, "workload.shape", tuple(raw) if isinstance(raw, Mapping) else ())
+    shape = mapping(raw, "workload.shape", tuple(raw) if isinstance(raw, Mapping) else ())
     if not 2 <= len(shape) <= 4:
-        raise _fail("workload.shape", f"{dict(shape)!r} has rank {len(shape)}; allowed: 2 to 4")
+        raise fail("workload.shape", f"{dict(shape)!r} has rank {len(shape)}; allowed: 2 to 4")
     if source and len(shape) != len(source["shape"]):
-        raise _fail(
+        raise fail(
             "workload.shape",
             f"{dict(shape)!r} has rank {len(shape)} but "
             f"{source['variable']!r} in the file has {dict(source['shape'])}",
@@ -220,10 +153,10 @@ def parse_workload(value: object, *, base: Path | None = None) -> Workload:
     default_dtype = source["dtype"] if source else "int16"
     return Workload(
         dims=tuple(str(d) for d in shape),
-        shape=tuple(_int(s, f"workload.shape.{d}", minimum=1) for d, s in shape.items()),
-        dtype=_choice(data.get("dtype", default_dtype), "workload.dtype", DTYPES),
+        shape=tuple(integer(s, f"workload.shape.{d}", minimum=1) for d, s in shape.items()),
+        dtype=choice(data.get("dtype", default_dtype), "workload.dtype", DTYPES),
         field=field,
-        seed=_int(data.get("seed", 0), "workload.seed"),
+        seed=integer(data.get("seed", 0), "workload.seed"),
         path=source["path"] if source else None,
         variable=source["variable"] if source else None,
     )
@@ -233,7 +166,7 @@ def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
     """Check ``path`` and ``variable`` now, so a typo is a spec error, not 100 failed trials."""
     for key in ("path", "variable"):
         if not isinstance(data.get(key), str) or not data[key]:
-            raise _fail(
+            raise fail(
                 f"workload.{key}",
                 "required with field: file (a file or store xarray opens, and the variable in it)",
             )
@@ -244,141 +177,39 @@ def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
     try:
         info = describe_file(path, data["variable"])
     except (OSError, ValueError, KeyError) as err:
-        raise _fail("workload.path", f"cannot use {str(path)!r}: {err}") from err
+        raise fail("workload.path", f"cannot use {str(path)!r}: {err}") from err
     return {"path": str(path.resolve()), "variable": data["variable"], **info}
 
 
-def _parse_chunks(value: object, path: str, workload: Workload) -> str | tuple[int, ...]:
-    if value in ("contiguous", "auto"):
-        return str(value)
-    if isinstance(value, Mapping):
-        _mapping(value, path, workload.dims)
-        value = [value.get(d, size) for d, size in zip(workload.dims, workload.shape, strict=True)]
-    if not isinstance(value, list | tuple):
-        raise _fail(
-            path, f"expected 'contiguous', 'auto' or a shape like [8, 128, 128], got {value!r}"
-        )
-    if len(value) != len(workload.shape):
-        raise _fail(
-            path,
-            f"{list(value)} has rank {len(value)} but the workload "
-            f"{dict(zip(workload.dims, workload.shape, strict=True))} has rank "
-            f"{len(workload.shape)}",
-        )
-    chunks = tuple(_int(c, f"{path}[{i}]", minimum=1) for i, c in enumerate(value))
-    for dim, c, size in zip(workload.dims, chunks, workload.shape, strict=True):
-        if c > size:
-            raise _fail(
-                path, f"chunk {list(chunks)} is larger than the data along {dim!r} ({c} > {size})"
-            )
-    return chunks
-
-
-def _parse_level(value: object, path: str, workload: Workload) -> int:
-    return _int(value, path, minimum=0, maximum=22)
-
-
-def _wrap(parser: Callable[[object], Any]) -> Callable[[object, str, Workload], Any]:
-    def parse(value: object, path: str, workload: Workload) -> Any:
-        try:
-            return parser(value)
-        except ValueError as err:
-            raise _fail(path, str(err)) from err
-
-    return parse
-
-
-def _parse_shards(value: object, path: str, workload: Workload) -> str | tuple[int, ...]:
-    if value == "none":
-        return "none"
-    shards = _parse_chunks(value, path, workload)
-    if isinstance(shards, str):
-        raise _fail(path, f"expected 'none' or a shard shape like [64, 256, 256], got {value!r}")
-    return shards
-
-
-PARAMETERS: dict[str, Callable[[object, str, Workload], Any]] = {
-    "chunks": _parse_chunks,
-    "shards": _parse_shards,
-    "transfer_size": lambda v, p, w: _positive_size(v, p),
-    "codec": _wrap(codecs.parse_codec_name),
-    "level": _parse_level,
-    "shuffle": _wrap(codecs.parse_shuffle),
-    "chunk_cache": lambda v, p, w: _size(v, p),
-}
-
-
-def parse_parameter(name: str, value: object, workload: Workload) -> Parameter:
-    """Parse one ``parameters`` entry; a list is a swept dimension."""
-    parse = PARAMETERS[name]
-    path = f"parameters.{name}"
-    is_single_shape = (
-        name == "chunks"
-        and isinstance(value, list)
-        and value
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-    )
-    if isinstance(value, list) and not is_single_shape:
-        if not value:
-            raise _fail(path, "empty list; give at least one value")
-        values = tuple(parse(v, f"{path}[{i}]", workload) for i, v in enumerate(value))
-        if len(set(values)) != len(values):
-            raise _fail(path, f"{value!r} lists a value twice")
-        return Parameter(name, values, swept=True)
-    return Parameter(name, (parse(value, path, workload),), swept=False)
-
-
-def _check_levels(params: dict[str, Parameter]) -> None:
-    if "level" not in params:
-        return
-    names = params["codec"].values if "codec" in params else ("none",)
-    infos = [codecs.CODECS[n] for n in names if codecs.CODECS[n].family != "none"]
-    if not infos:
-        return
-    for level in params["level"].values:
-        if not any(i.min_level <= level <= i.max_level for i in infos):
-            ranges = ", ".join(f"{i.name}: {i.level_range()}" for i in infos)
-            raise _fail(
-                "parameters.level", f"{level} is out of range for every listed codec ({ranges})"
-            )
-
-
-def parse_parameters(value: object, workload: Workload, allowed: tuple[str, ...]) -> tuple:
-    data = _mapping(_section(value), "parameters", allowed)
-    params = {name: parse_parameter(name, v, workload) for name, v in data.items()}
-    _check_levels(params)
-    return tuple(params.values())
-
-
 def parse_read(value: object, workload: Workload) -> ReadSpec:
-    data = _mapping(_section(value), "read", ("patterns", "spatial", "timeseries", "random"))
+    data = mapping(section(value), "read", ("patterns", "spatial", "timeseries", "random"))
     patterns = data.get("patterns", ["full"])
     if isinstance(patterns, str):
         patterns = [patterns]
     if not isinstance(patterns, list) or not patterns:
-        raise _fail("read.patterns", f"expected a non-empty list of {', '.join(PATTERNS)}")
-    parsed = tuple(_choice(p, f"read.patterns[{i}]", PATTERNS) for i, p in enumerate(patterns))
+        raise fail("read.patterns", f"expected a non-empty list of {', '.join(PATTERNS)}")
+    parsed = tuple(choice(p, f"read.patterns[{i}]", PATTERNS) for i, p in enumerate(patterns))
     if len(set(parsed)) != len(parsed):
-        raise _fail("read.patterns", f"{patterns!r} lists a pattern twice")
+        raise fail("read.patterns", f"{patterns!r} lists a pattern twice")
     spatial = []
-    for dim, size in _mapping(data.get("spatial", {}), "read.spatial", workload.dims).items():
+    for dim, size in mapping(data.get("spatial", {}), "read.spatial", workload.dims).items():
         path, full = f"read.spatial.{dim}", workload.shape[workload.dims.index(dim)]
         ok = isinstance(size, float) and 0 < size <= 1
         ok = ok or (isinstance(size, int) and not isinstance(size, bool) and 1 <= size <= full)
         if not ok:
-            raise _fail(
+            raise fail(
                 path, f"{size!r} is not allowed; give a count 1..{full} or a fraction in (0, 1]"
             )
         spatial.append((dim, size))
-    ts = _mapping(data.get("timeseries", {}), "read.timeseries", ("pixels",))
-    pixels = _int(ts.get("pixels", 16), "read.timeseries.pixels", minimum=1, maximum=100_000)
-    rnd = _mapping(_section(data.get("random")), "read.random", ("ops", "shape"))
-    ops = _int(rnd.get("ops", 64), "read.random.ops", minimum=1, maximum=1_000_000)
-    box = _mapping(_section(rnd.get("shape")), "read.random.shape", workload.dims)
+    ts = mapping(data.get("timeseries", {}), "read.timeseries", ("pixels",))
+    pixels = integer(ts.get("pixels", 16), "read.timeseries.pixels", minimum=1, maximum=100_000)
+    rnd = mapping(section(data.get("random")), "read.random", ("ops", "shape"))
+    ops = integer(rnd.get("ops", 64), "read.random.ops", minimum=1, maximum=1_000_000)
+    box = mapping(section(rnd.get("shape")), "read.random.shape", workload.dims)
     shape = tuple(
         (
             d,
-            _int(
+            integer(
                 n,
                 f"read.random.shape.{d}",
                 minimum=1,
@@ -391,16 +222,16 @@ def parse_read(value: object, workload: Workload) -> ReadSpec:
 
 
 def parse_measure(value: object) -> MeasureSpec:
-    data = _mapping(_section(value), "measure", ("repeats", "cache", "fsync", "max_cold_residency"))
+    data = mapping(section(value), "measure", ("repeats", "cache", "fsync", "max_cold_residency"))
     fsync = data.get("fsync", True)
     if not isinstance(fsync, bool):
-        raise _fail("measure.fsync", f"expected true or false, got {fsync!r}")
+        raise fail("measure.fsync", f"expected true or false, got {fsync!r}")
     limit = data.get("max_cold_residency", 0.05)
     if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 <= limit <= 1:
-        raise _fail("measure.max_cold_residency", f"{limit!r} is not a fraction in [0, 1]")
+        raise fail("measure.max_cold_residency", f"{limit!r} is not a fraction in [0, 1]")
     return MeasureSpec(
-        repeats=_int(data.get("repeats", 3), "measure.repeats", minimum=1, maximum=1000),
-        cache=_choice(data.get("cache", "cold"), "measure.cache", CACHE_MODES),
+        repeats=integer(data.get("repeats", 3), "measure.repeats", minimum=1, maximum=1000),
+        cache=choice(data.get("cache", "cold"), "measure.cache", CACHE_MODES),
         fsync=fsync,
         max_cold_residency=float(limit),
     )
@@ -411,10 +242,10 @@ def parse_backends(value: object) -> tuple[str, ...]:
 
     items = value if isinstance(value, list) else [value]
     if not items:
-        raise _fail("backend", f"empty list; allowed: {', '.join(backend_names())}")
-    names = tuple(_choice(b, "backend", backend_names()) for b in items)
+        raise fail("backend", f"empty list; allowed: {', '.join(backend_names())}")
+    names = tuple(choice(b, "backend", backend_names()) for b in items)
     if len(set(names)) != len(names):
-        raise _fail("backend", f"{value!r} lists a backend twice")
+        raise fail("backend", f"{value!r} lists a backend twice")
     return names
 
 
@@ -431,26 +262,26 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
     """Validate a spec already read from YAML into a :class:`Sweep`."""
     try:
         if data is None:
-            raise _fail("", "the spec is empty; it needs at least 'version' and 'workload'")
-        data = _mapping(data, "", TOP_KEYS)
+            raise fail("", "the spec is empty; it needs at least 'version' and 'workload'")
+        data = mapping(data, "", TOP_KEYS)
         if "version" not in data:
-            raise _fail("version", f"required; allowed: {SPEC_VERSION}")
+            raise fail("version", f"required; allowed: {SPEC_VERSION}")
         if isinstance(data["version"], bool) or data["version"] != SPEC_VERSION:
-            raise _fail(
+            raise fail(
                 "version", f"unsupported version {data['version']!r}; allowed: {SPEC_VERSION}"
             )
         if "workload" not in data:
-            raise _fail("workload", "required, e.g. {shape: {time: 64, y: 512, x: 512}}")
+            raise fail("workload", "required, e.g. {shape: {time: 64, y: 512, x: 512}}")
         base = Path(source).parent if source else None
         workload = parse_workload(data["workload"], base=base)
         backends = parse_backends(data.get("backend", "netcdf4"))
         name = data.get("name", Path(source).stem if source else "sweep")
         if not isinstance(name, str) or not name.strip():
-            raise _fail("name", f"expected a non-empty string, got {name!r}")
+            raise fail("name", f"expected a non-empty string, got {name!r}")
         description = data.get("description", "")
         if not isinstance(description, str):
-            raise _fail("description", f"expected a string, got {description!r}")
-        execution = _mapping(_section(data.get("execution")), "execution", ("executor",))
+            raise fail("description", f"expected a string, got {description!r}")
+        execution = mapping(section(data.get("execution")), "execution", ("executor",))
         return Sweep(
             name=name,
             workload=workload,
@@ -461,7 +292,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
             read=parse_read(data.get("read"), workload),
             measure=parse_measure(data.get("measure")),
             execution=ExecutionSpec(
-                _choice(execution.get("executor", "serial"), "execution.executor", EXECUTORS)
+                choice(execution.get("executor", "serial"), "execution.executor", EXECUTORS)
             ),
             description=description,
             text=text,
