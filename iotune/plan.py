@@ -156,4 +156,8 @@ def _merge(resolved: list, sweep: Sweep) -> tuple[list[GridPoint], list[Trial]]:
 def _match(point: dict[str, Any], effective: dict[str, Any]) -> tuple[int, int]:
     """Prefer the grid point whose coordinates say what was really measured."""
     hits = sum(1 for k, v in point.items() if effective.get(k) == v)
-    return hits, 0
+    # a parameter the backend does not have is best shown at its neutral value
+    neutral = sum(
+        1 for k, v in point.items() if k != "backend" and k not in effective and v in ("none", None)
+    )
+    return hits, neutral

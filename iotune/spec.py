@@ -144,6 +144,13 @@ def parse_workload(value: object, *, base: Path | None = None) -> Workload:
     shape = mapping(raw, "workload.shape", tuple(raw) if isinstance(raw, Mapping) else ())
     if not 2 <= len(shape) <= 4:
         raise fail("workload.shape", f"{dict(shape)!r} has rank {len(shape)}; allowed: 2 to 4")
+    file_dims = tuple(source["shape"]) if source else ()
+    if source and set(map(str, shape)) == set(file_dims) and tuple(map(str, shape)) != file_dims:
+        raise fail(
+            "workload.shape",
+            f"give the dimensions in the file's order "
+            f"({', '.join(file_dims)}); the data is not transposed",
+        )
     if source and len(shape) != len(source["shape"]):
         raise fail(
             "workload.shape",
@@ -177,7 +184,8 @@ def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
     try:
         info = describe_file(path, data["variable"])
     except (OSError, ValueError, KeyError) as err:
-        raise fail("workload.path", f"cannot use {str(path)!r}: {err}") from err
+        reason = str(err.args[0] if err.args else err).strip().splitlines()[0]
+        raise fail("workload.path", f"cannot use {str(path)!r}: {reason}") from err
     return {"path": str(path.resolve()), "variable": data["variable"], **info}
 
 

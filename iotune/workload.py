@@ -158,6 +158,13 @@ def _file_slab(workload: Workload, start: int, stop: int) -> np.ndarray:
             f"{workload.variable!r} holds NaN, which {workload.dtype} cannot store; "
             "use dtype float32 or float64"
         )
+    if target.kind in "iu" and values.size:
+        info, low, high = np.iinfo(target), values.min(), values.max()
+        if low < info.min or high > info.max:
+            raise ValueError(
+                f"{workload.variable!r} spans {low}..{high}, outside {workload.dtype} "
+                f"({info.min}..{info.max}); choose a wider dtype"
+            )
     return values.astype(target, copy=False)
 
 
