@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from iotune import provenance
 from iotune.errors import UsageError
-from iotune.executors import get_executor
+from iotune.executors import make_executor
 from iotune.journal import DirectoryLock, Journal
 from iotune.plan import Plan, make_plan
 from iotune.results import RESULTS_NAME, open_results, save, to_dataset
@@ -144,7 +144,8 @@ def _execute(
     sweep = plan.sweep
     todo = [t for t in plan.trials if t.id not in journal.done]
     tasks = [TrialTask(t, sweep.workload, sweep.read, sweep.measure, str(root)) for t in todo]
-    executor = get_executor(sweep.execution.executor)()
+    executor = make_executor(sweep.execution)
+    print(f"iotune: {executor.describe()}", file=sys.stderr)
     bar = _progress(len(plan.trials), len(plan.trials) - len(todo), progress)
     try:
         for result in executor.map(tasks):

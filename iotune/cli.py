@@ -32,6 +32,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="allow more than 10,000 grid points")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--plot", action="store_true", help="also write the PNG figures into OUT")
+    p.add_argument("--executor", choices=("serial", "dask"), help="override execution.executor")
+    p.add_argument(
+        "--workers", type=int, help="dask LocalCluster workers (implies --executor dask)"
+    )
+    p.add_argument("--scheduler", help="address of a running dask scheduler (implies dask)")
+    p.add_argument("--per-host", type=int, help="storage trials at once per host (dask)")
     p = sub.add_parser("show", help="summarise a results file")
     p.add_argument("results", type=Path, help="results.nc or the directory holding it")
     p.add_argument("--all", action="store_true", help="also list not-applicable grid points")
@@ -78,7 +84,7 @@ def _run(args: argparse.Namespace) -> int:
     from iotune import api, summary
     from iotune.spec import load_spec
 
-    sweep = load_spec(args.spec)
+    sweep = _with_execution(load_spec(args.spec), args)
     out = args.out or Path("results") / sweep.name
     ds = api.run(
         sweep,
@@ -97,6 +103,24 @@ def _run(args: argparse.Namespace) -> int:
         for path in api.save_plots(ds, out):
             print(f"figure:  {path}")
     return EXIT_FAILED if counts.get("failed") else EXIT_OK
+
+
+def _with_execution(sweep, args: argparse.Namespace):
+    """Apply --executor/--workers/--scheduler/--per-host on top of the spec's execution."""
+    import dataclasses
+
+    changes = {
+        k: getattr(args, k)
+        for k in ("workers", "scheduler", "per_host")
+        if getattr(args, k) is not None
+    }
+    executor = args.executor or ("dask" if changes else sweep.execution.executor)
+    if executor == "serial" and changes:
+        raise UsageError(f"--{next(iter(changes)).replace('_', '-')} needs --executor dask")
+    if changes.get("workers", 1) < 1 or changes.get("per_host", 1) < 1:
+        raise UsageError("--workers and --per-host must be at least 1")
+    execution = dataclasses.replace(sweep.execution, executor=executor, **changes)
+    return dataclasses.replace(sweep, execution=execution)
 
 
 def _show(args: argparse.Namespace) -> int:

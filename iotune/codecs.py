@@ -251,3 +251,29 @@ def zarr_compressors(codec: Codec, *, itemsize: int) -> list[Any] | None:
     if family == "bzip2":
         return [*chain, zc.BZ2(level=codec.level)]
     return [*chain, zc.ZstdCodec(level=codec.level)]
+
+
+# --- numcodecs (in-memory codec screening) --------------------------------------
+
+
+def numcodecs_pipeline(codec: Codec, *, itemsize: int) -> list[Any]:
+    """numcodecs objects applied in order to a chunk's bytes (shuffle, then compressor)."""
+    import numcodecs
+
+    family = codec.info.family
+    if family == "none":
+        return []
+    if family == "blosc":
+        shuffle = {
+            "none": numcodecs.Blosc.NOSHUFFLE,
+            "byte": numcodecs.Blosc.SHUFFLE,
+            "bit": numcodecs.Blosc.BITSHUFFLE,
+        }[codec.shuffle]
+        return [
+            numcodecs.Blosc(
+                cname=codec.info.blosc_cname, clevel=codec.level, shuffle=shuffle, typesize=itemsize
+            )
+        ]
+    chain = [numcodecs.Shuffle(elementsize=itemsize)] if codec.shuffle == "byte" else []
+    compressor = {"zlib": numcodecs.Zlib, "bzip2": numcodecs.BZ2, "zstd": numcodecs.Zstd}[family]
+    return [*chain, compressor(level=codec.level)]

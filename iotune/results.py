@@ -183,6 +183,8 @@ def _attrs(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[str,
         "fsync": str(sweep.measure.fsync).lower(),
         "max_cold_residency": sweep.measure.max_cold_residency,
         "executor": sweep.execution.executor,
+        "per_host": sweep.execution.per_host,
+        "contended": str(sweep.execution.contended).lower(),
         "started": _iso(min(starts)) if starts else "",
         "ended": _iso(max(ends)) if ends else "",
     }

@@ -25,7 +25,22 @@ DTYPES = ("int16", "int32", "uint16", "float32", "float64")
 FIELDS = ("smooth", "random", "zeros", "file")
 PATTERNS = ("full", "spatial", "timeseries", "random")
 CACHE_MODES = ("cold", "warm")
-EXECUTORS = ("serial",)
+EXECUTORS = ("serial", "dask")
+CLUSTER_KINDS = ("slurm", "pbs")
+CLUSTER_KEYS = (
+    "kind",
+    "jobs",
+    "cores",
+    "processes",
+    "memory",
+    "walltime",
+    "queue",
+    "account",
+    "job_extra_directives",
+    "local_directory",
+    "log_directory",
+    "python",
+)
 TOP_KEYS = (
     "version",
     "name",
@@ -91,7 +106,17 @@ class MeasureSpec:
 
 @dataclass(frozen=True)
 class ExecutionSpec:
+    """Where trials run; not part of the sweep's digest, so a run may resume elsewhere."""
+
     executor: str = "serial"
+    workers: int | None = None
+    scheduler: str | None = None
+    per_host: int = 1
+    cluster: dict[str, Any] | None = None
+
+    @property
+    def contended(self) -> bool:
+        return self.executor == "dask" and self.per_host > 1
 
 
 @dataclass(frozen=True)
@@ -229,6 +254,43 @@ def parse_read(value: object, workload: Workload) -> ReadSpec:
     return ReadSpec(parsed, tuple(spatial), pixels, ops, shape)
 
 
+def parse_execution(value: object) -> ExecutionSpec:
+    keys = ("executor", "workers", "scheduler", "per_host", "cluster")
+    data = mapping(section(value), "execution", keys)
+    executor = choice(data.get("executor", "serial"), "execution.executor", EXECUTORS)
+    if executor == "serial":
+        for key in ("workers", "scheduler", "per_host", "cluster"):
+            if key in data:
+                raise fail(f"execution.{key}", "only used with executor: dask")
+    workers = data.get("workers")
+    scheduler = data.get("scheduler")
+    if scheduler is not None and (not isinstance(scheduler, str) or "://" not in scheduler):
+        raise fail("execution.scheduler", f"{scheduler!r} is not an address like tcp://host:8786")
+    return ExecutionSpec(
+        executor=executor,
+        workers=None if workers is None else integer(workers, "execution.workers", minimum=1),
+        scheduler=scheduler,
+        per_host=integer(data.get("per_host", 1), "execution.per_host", minimum=1),
+        cluster=_parse_cluster(data.get("cluster")),
+    )
+
+
+def _parse_cluster(value: object) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    data = dict(mapping(value, "execution.cluster", CLUSTER_KEYS))
+    data["kind"] = choice(data.get("kind"), "execution.cluster.kind", CLUSTER_KINDS)
+    for key in ("jobs", "cores", "processes"):
+        if key in data:
+            data[key] = integer(data[key], f"execution.cluster.{key}", minimum=1)
+    extra = data.get("job_extra_directives", [])
+    if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
+        raise fail(
+            "execution.cluster.job_extra_directives", f"expected a list of strings, got {extra!r}"
+        )
+    return data
+
+
 def parse_measure(value: object) -> MeasureSpec:
     data = mapping(section(value), "measure", ("repeats", "cache", "fsync", "max_cold_residency"))
     fsync = data.get("fsync", True)
@@ -289,7 +351,6 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         description = data.get("description", "")
         if not isinstance(description, str):
             raise fail("description", f"expected a string, got {description!r}")
-        execution = mapping(section(data.get("execution")), "execution", ("executor",))
         return Sweep(
             name=name,
             workload=workload,
@@ -299,9 +360,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
             ),
             read=parse_read(data.get("read"), workload),
             measure=parse_measure(data.get("measure")),
-            execution=ExecutionSpec(
-                choice(execution.get("executor", "serial"), "execution.executor", EXECUTORS)
-            ),
+            execution=parse_execution(data.get("execution")),
             description=description,
             text=text,
             source=source,

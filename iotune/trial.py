@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import tempfile
 import time
 import traceback
 import zlib
@@ -72,7 +73,9 @@ def run_trial(task: TrialTask) -> TrialResult:
     result = TrialResult(task.trial.id, "ok", raw_bytes=task.workload.nbytes, started=time.time())
     workdir = Path(task.scratch) / f"trial-{task.trial.id}"
     try:
-        workdir.mkdir(parents=True, exist_ok=False)
+        if workdir.exists():  # left by a worker that died running this trial: a retry
+            shutil.rmtree(workdir)
+        workdir.mkdir(parents=True)
         backend = get_backend(task.trial.backend)()
         backend.import_library()  # so no trial's timing pays for the import
         for repeat in range(task.measure.repeats):
@@ -83,6 +86,38 @@ def run_trial(task: TrialTask) -> TrialResult:
         shutil.rmtree(workdir, ignore_errors=True)
         result.ended = time.time()
     return result
+
+
+def run_trial_captured(task: TrialTask) -> TrialResult:
+    """:func:`run_trial` with the process's C-level stderr captured.
+
+    Libraries often explain a failure only on stderr (HDF5 filters print
+    "Buffer is uncompressible" and return a bare "HDF error"); the first such
+    line is added to a failed trial's reason.  Used in worker processes only,
+    where nothing else writes to stderr.
+    """
+    with tempfile.TemporaryFile(mode="w+b") as log:
+        saved = os.dup(2)
+        os.dup2(log.fileno(), 2)
+        try:
+            result = run_trial(task)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        if result.status == "failed":
+            log.seek(0)
+            said = _library_message(log.read(64 * 1024).decode(errors="replace"))
+            if said:
+                result.error += f" [library said: {said}]"
+    return result
+
+
+def _library_message(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("HDF5-DIAG", "#", "major:", "minor:")):
+            return line[:200]
+    return ""
 
 
 def _one_line(err: BaseException) -> str:
@@ -130,11 +165,11 @@ def _one_repeat(task: TrialTask, backend: Backend, path: Path, result: TrialResu
     checksum = _write(task, backend, path, result)
     result.stored = backend.verify(path, params)
     files = backend.paths(path)
-    result.file_bytes = sum(p.stat().st_size for p in files)
+    result.file_bytes = backend.stored_bytes(path)
     for pattern in task.read.patterns:
         entry = _read(task, backend, path, pattern, files, checksum)
         result.reads.setdefault(pattern, []).append(entry)
-    shutil.rmtree(path) if path.is_dir() else path.unlink()
+    backend.remove(path)
 
 
 def _write(task: TrialTask, backend: Backend, path: Path, result: TrialResult) -> int:
@@ -160,6 +195,8 @@ def _write(task: TrialTask, backend: Backend, path: Path, result: TrialResult) -
 
 
 def _prepare_cache(task: TrialTask, files: list[Path]) -> tuple[str, float]:
+    if get_backend(task.trial.backend).in_memory:
+        return "memory", 0.0
     if task.measure.cache == "warm":
         return "warm", measure.resident_fraction(files)
     for _attempt in range(3):

@@ -15,6 +15,7 @@ _REGISTRY: dict[str, str] = {
     "h5py": "iotune.backends.h5py_:H5pyBackend",
     "zarr": "iotune.backends.zarr_:ZarrBackend",
     "posix": "iotune.backends.posix:PosixBackend",
+    "memory": "iotune.backends.memory:MemoryBackend",
 }
 
 

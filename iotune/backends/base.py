@@ -57,6 +57,10 @@ class Backend(ABC):
     description: ClassVar[str] = ""
     #: parameters accepted (so multi-format sweeps can sweep them) but without effect
     inapplicable: ClassVar[tuple[str, ...]] = ()
+    #: trials contend for storage: executors run at most ``per_host`` at once per host
+    io_bound: ClassVar[bool] = True
+    #: nothing reaches a file system: no fsync, no page cache
+    in_memory: ClassVar[bool] = False
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -106,6 +110,19 @@ class Backend(ABC):
 
         Raises :class:`~iotune.errors.VerificationError` on a mismatch.
         """
+
+    def stored_bytes(self, path: Path) -> int:
+        """Bytes the stored array occupies."""
+        return sum(p.stat().st_size for p in self.paths(path))
+
+    def remove(self, path: Path) -> None:
+        """Delete the stored array (called inside the trial's own scratch directory)."""
+        import shutil
+
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
 
     def paths(self, path: Path) -> list[Path]:
         """Every file that makes up the stored array (a store may be a directory)."""

@@ -4,8 +4,29 @@ from __future__ import annotations
 
 from iotune.errors import UsageError
 from iotune.executors.base import Executor
+from iotune.spec import ExecutionSpec
 
-_REGISTRY = {"serial": "iotune.executors.serial:SerialExecutor"}
+_REGISTRY = {
+    "serial": "iotune.executors.serial:SerialExecutor",
+    "dask": "iotune.executors.dask_:DaskExecutor",
+}
+
+
+def make_executor(execution: ExecutionSpec) -> Executor:
+    """Start the executor a sweep's ``execution`` section asks for."""
+    cls = get_executor(execution.executor)
+    if execution.executor == "dask":
+        try:
+            return cls(
+                workers=execution.workers,
+                scheduler=execution.scheduler,
+                cluster=execution.cluster,
+                per_host=execution.per_host,
+            )
+        except (OSError, TimeoutError) as err:
+            where = execution.scheduler or "the dask cluster"
+            raise UsageError(f"cannot start or reach {where}: {err}") from err
+    return cls()
 
 
 def get_executor(name: str) -> type[Executor]:

@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from iotune.executors.base import Executor
-from iotune.trial import TrialResult, TrialTask, run_trial
+from iotune.trial import TrialResult, TrialTask, run_trial, run_trial_captured
 
 
 def prepare_worker(backend: str) -> None:
@@ -59,7 +59,7 @@ class SerialExecutor(Executor):
                 continue
             started = time.time()
             try:
-                yield self._pool(task.trial.backend).submit(run_trial, task).result()
+                yield self._pool(task.trial.backend).submit(run_trial_captured, task).result()
             except BrokenProcessPool:
                 self._pools.pop(task.trial.backend).shutdown(wait=False, cancel_futures=True)
                 yield TrialResult(

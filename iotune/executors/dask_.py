@@ -1,0 +1,169 @@
+"""Run trials on a dask cluster: a LocalCluster, a scheduler address or dask-jobqueue.
+
+Figures stay uncontended: at most ``per_host`` storage-bound trials run on a
+host at a time (placement by host, so parallelism comes from more hosts);
+CPU-bound trials (the in-memory codec backend) fill every worker.  A worker
+that dies mid-trial has its trial retried once on another worker of the same
+host; if that dies too, the trial is recorded as failed and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from iotune.errors import UsageError
+from iotune.executors.base import Executor
+from iotune.trial import TrialResult, TrialTask, run_trial_captured
+
+ALLOWED_FAILURES = 1  # one retry after a worker death, then the trial is failed
+
+
+class PrepareBackends(WorkerPlugin):
+    """Worker plugin: fix up each worker process before any backend library loads."""
+
+    name = "iotune-prepare-backends"
+
+    def setup(self, worker: Any) -> None:
+        from iotune.backends import backend_names, get_backend
+
+        for name in backend_names():
+            get_backend(name).prepare_process()
+
+
+def _jobqueue_cluster(spec: Mapping[str, Any]) -> Any:
+    try:
+        import dask_jobqueue
+    except ImportError as err:
+        raise UsageError(
+            "execution.cluster needs dask-jobqueue: pip install dask-jobqueue"
+        ) from err
+    kinds = {"slurm": dask_jobqueue.SLURMCluster, "pbs": dask_jobqueue.PBSCluster}
+    options = {k: v for k, v in spec.items() if k not in ("kind", "jobs") and v is not None}
+    cluster = kinds[spec["kind"]](**options)
+    cluster.scale(jobs=spec.get("jobs") or 1)
+    return cluster
+
+
+class DaskExecutor(Executor):
+    """Trials as dask tasks.
+
+    Parameters
+    ----------
+    workers
+        Worker processes of the LocalCluster (one thread each).
+    scheduler
+        Address of an existing scheduler; no cluster is started.
+    cluster
+        dask-jobqueue settings (``kind``: slurm or pbs, cores, memory, walltime,
+        queue, account, job_extra_directives, jobs).
+    per_host
+        Storage-bound trials allowed at once on one host.
+    """
+
+    def __init__(
+        self,
+        *,
+        workers: int | None = None,
+        scheduler: str | None = None,
+        cluster: Mapping[str, Any] | None = None,
+        per_host: int = 1,
+    ) -> None:
+        import dask
+        from distributed import Client, LocalCluster
+
+        self.per_host = per_host
+        self._cluster = None
+        with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+            if scheduler:
+                self.client = Client(scheduler)
+            else:
+                self._cluster = (
+                    _jobqueue_cluster(cluster)
+                    if cluster
+                    else LocalCluster(
+                        n_workers=workers or 2,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=":0",
+                    )
+                )
+                self.client = Client(self._cluster)
+        self.client.register_plugin(PrepareBackends())
+        self.client.wait_for_workers(1, timeout=600)
+
+    def describe(self) -> str:
+        n = len(self.client.scheduler_info()["workers"])
+        return (
+            f"dask: {n} workers, at most {self.per_host} storage trial(s) per host; "
+            f"dashboard {self.client.dashboard_link}"
+        )
+
+    def _hosts(self) -> list[str]:
+        info = self.client.scheduler_info()["workers"].values()
+        return sorted({w["host"] for w in info})
+
+    def map(self, tasks: Sequence[TrialTask]) -> Iterator[TrialResult]:
+        from distributed import as_completed
+
+        from iotune.backends import get_backend
+
+        pending = deque(tasks)
+        busy: dict[str, int] = {}
+        running = as_completed()
+        meta: dict[Any, tuple[TrialTask, str | None, float]] = {}
+        cpu_slots = max(1, len(self.client.scheduler_info()["workers"]))
+
+        def fill() -> None:
+            for _ in range(len(pending)):
+                task = pending.popleft()
+                host = None
+                if get_backend(task.trial.backend).io_bound:
+                    host = next((h for h in self._hosts() if busy.get(h, 0) < self.per_host), None)
+                    if host is None:
+                        pending.append(task)
+                        continue
+                    busy[host] = busy.get(host, 0) + 1
+                elif sum(1 for t, h, _ in meta.values() if h is None) >= 2 * cpu_slots:
+                    pending.append(task)
+                    continue
+                where = {"workers": [host], "allow_other_workers": False} if host else {}
+                future = self.client.submit(run_trial_captured, task, pure=False, **where)
+                meta[future] = (task, host, time.time())
+                running.add(future)
+
+        fill()
+        if pending and not meta:  # no worker at all yet (jobs still queued)
+            self.client.wait_for_workers(1, timeout=3600)
+            fill()
+        while meta:
+            future = next(running)
+            task, host, started = meta.pop(future)
+            if host is not None:
+                busy[host] -= 1
+            yield _outcome(future, task, started)
+            fill()
+
+    def close(self) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def _outcome(future: Any, task: TrialTask, started: float) -> TrialResult:
+    from distributed import KilledWorker
+
+    try:
+        return future.result()
+    except KilledWorker:
+        why = (
+            f"worker process died during the trial {ALLOWED_FAILURES + 1} times "
+            "(killed, out of memory or a crash in the library)"
+        )
+    except Exception as err:  # the task itself never raises; this is the cluster failing
+        why = f"{type(err).__name__}: {' '.join(str(err).split())}"
+    return TrialResult(task.trial.id, "failed", why, started=started, ended=time.time())

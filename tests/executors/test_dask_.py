@@ -1,0 +1,177 @@
+"""The dask executor on a real LocalCluster, and the faults a sweep must survive."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import xarray as xr
+
+pytestmark = pytest.mark.slow
+
+
+def iotune(*args, **kw) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "iotune", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+
+
+SPEC = {
+    "workload": {"shape": {"time": 16, "y": 64, "x": 64}},
+    "parameters": {"chunks": [[16, 16, 16], [1, 64, 64]], "codec": ["none", "zlib"]},
+    "read": {"patterns": ["full", "timeseries"], "timeseries": {"pixels": 4}},
+    "measure": {"repeats": 1},
+}
+
+
+def test_serial_and_dask_give_the_same_coordinates(make_spec, tmp_path):
+    spec = make_spec(SPEC)
+    serial = iotune("run", spec, "-o", tmp_path / "s", "--no-progress")
+    dask = iotune("run", spec, "-o", tmp_path / "d", "--workers", "2", "--no-progress")
+    assert serial.returncode == 0, serial.stderr
+    assert dask.returncode == 0, dask.stderr
+    assert "dashboard http" in dask.stderr
+    a, b = xr.open_dataset(tmp_path / "s/results.nc"), xr.open_dataset(tmp_path / "d/results.nc")
+    assert dict(a.sizes) == dict(b.sizes)
+    for name in a.coords:
+        assert list(a[name].values) == list(b[name].values)
+    assert set(b["status"].values.ravel()) == {"ok"}
+    assert b.attrs["executor"] == "dask" and b.attrs["contended"] == "false"
+    assert float(b["resident_fraction"].max()) <= 0.05
+
+
+def test_per_host_above_one_is_recorded_as_contended(make_spec, tmp_path):
+    spec = make_spec(SPEC | {"measure": {"repeats": 1}, "read": {"patterns": ["full"]}})
+    proc = iotune(
+        "run", spec, "-o", tmp_path / "c", "--workers", "2", "--per-host", "2", "--no-progress"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert xr.open_dataset(tmp_path / "c/results.nc").attrs["contended"] == "true"
+
+
+def test_failing_trials_are_recorded_and_the_sweep_goes_on(make_spec, tmp_path):
+    import numpy as np
+
+    source = tmp_path / "src.nc"
+    xr.Dataset({"v": (("time", "y", "x"), np.ones((4, 8, 8), "int16"))}).to_netcdf(source)
+    spec = make_spec(
+        {
+            "workload": {
+                "field": "file",
+                "path": str(source),
+                "variable": "v",
+                "shape": {"time": 4, "y": 8, "x": 8},
+            },
+            "parameters": {"codec": ["none", "zlib"], "chunks": [4, 8, 8]},
+            "measure": {"repeats": 1},
+            "execution": {"executor": "dask", "workers": 2},
+        }
+    )
+    # valid when planned, gone when the trials run: a real failure inside every trial
+    script = (
+        "import os, sys; from iotune import api; from iotune.spec import load_spec\n"
+        f"s = load_spec({str(spec)!r}); os.remove({str(source)!r})\n"
+        f"api.run(s, out={str(tmp_path / 'o')!r}, progress=False)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    ds = xr.open_dataset(tmp_path / "o/results.nc")
+    assert set(ds["status"].values.ravel()) == {"failed"}
+    assert all("src.nc" in e or "No such file" in e for e in ds["error"].values.ravel())
+
+
+def _pid_writing_into(directory: Path) -> int | None:
+    """The process with a file open under ``directory``: the worker running the trial."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            for fd in (proc / "fd").iterdir():
+                if str(directory) in str(fd.readlink()):
+                    return int(proc.name)
+        except OSError:
+            continue
+    return None
+
+
+def _kill_trial_worker(scratch: Path, deadline: float) -> int:
+    while time.monotonic() < deadline:
+        pid = _pid_writing_into(scratch)
+        if pid is not None and pid != os.getpid():
+            os.kill(pid, signal.SIGKILL)
+            return pid
+        time.sleep(0.02)
+    raise AssertionError("no worker ever opened a file in the scratch directory")
+
+
+BIG = {
+    "workload": {"shape": {"time": 64, "y": 512, "x": 512}},
+    "parameters": {"chunks": [16, 128, 128], "codec": ["bzip2", "none"]},
+    "read": {"patterns": ["full"]},
+    "measure": {"repeats": 1},
+    "execution": {"executor": "dask", "workers": 2},
+}
+
+
+@pytest.mark.parametrize("kills, status", [(1, "ok"), (2, "failed")])
+def test_a_killed_worker_is_retried_once_then_failed(make_spec, tmp_path, kills, status):
+    spec = make_spec(BIG)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    cmd = [
+        sys.executable,
+        "-m",
+        "iotune",
+        "run",
+        str(spec),
+        "-o",
+        str(tmp_path / "o"),
+        "--scratch",
+        str(scratch),
+        "--no-progress",
+    ]
+    run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = []
+    for _ in range(kills):
+        killed.append(_kill_trial_worker(scratch, time.monotonic() + 120))
+        time.sleep(1.0)  # let the scheduler notice and reschedule
+    _out, err = run.communicate(timeout=600)
+    ds = xr.open_dataset(tmp_path / "o/results.nc")
+    statuses = list(ds["status"].values.ravel())
+    assert status in statuses, (statuses, err)
+    assert statuses.count("ok") >= 1
+    if status == "failed":
+        assert "worker process died" in " ".join(ds["error"].values.ravel())
+        assert run.returncode == 1
+    assert not list(scratch.glob("iotune-scratch-*/trial-*"))
+
+
+def test_kill_9_of_a_dask_sweep_then_resume(make_spec, tmp_path):
+    spec = make_spec(
+        SPEC | {"execution": {"executor": "dask", "workers": 2}, "measure": {"repeats": 3}}
+    )
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "iotune", "run", str(spec), "-o", str(out), "--no-progress"]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    journal = out / "journal.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the whole job: client, scheduler and workers
+    proc.wait()
+    done = len(journal.read_text().splitlines()) - 1
+    assert 1 <= done < 4
+    resumed = iotune("run", spec, "-o", out, "--resume", "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    ids = [line.split('"id":"')[1][:12] for line in journal.read_text().splitlines()[1:]]
+    assert len(ids) == len(set(ids)) == 4
