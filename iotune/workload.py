@@ -28,6 +28,10 @@ _STEP_COUNTS = 12.0
 _NOISE_COUNTS = 1.5
 
 
+CACHE_LIMIT = 256 * 2**20
+_CACHE: dict[tuple[Workload, int, int], np.ndarray] = {}
+
+
 class Field:
     """Deterministic values of a workload, produced one slab at a time."""
 
@@ -82,11 +86,30 @@ class Field:
             out[i] = step(t)
         return out
 
+    def cached_slab(self, start: int, stop: int) -> np.ndarray:
+        """:meth:`slab`, remembered per process for small workloads.
+
+        Repeats and trials of a sweep write the same data; generating it again
+        costs iotune time that is not I/O.  Only workloads up to
+        ``CACHE_LIMIT`` bytes are kept, so memory stays bounded.  The arrays
+        are read-only.
+        """
+        if self.workload.nbytes > CACHE_LIMIT or self.workload.field == "file":
+            return self.slab(start, stop)
+        key = (self.workload, start, stop)
+        if key not in _CACHE:
+            while _CACHE and sum(a.nbytes for a in _CACHE.values()) > CACHE_LIMIT:
+                _CACHE.pop(next(iter(_CACHE)))
+            data = self.slab(start, stop)
+            data.flags.writeable = False
+            _CACHE[key] = data
+        return _CACHE[key]
+
     def slabs(self, length: int) -> Iterator[tuple[int, np.ndarray]]:
         """Yield ``(start, slab)`` pairs of at most ``length`` along the first dimension."""
         total = self.workload.shape[0]
         for start in range(0, total, length):
-            yield start, self.slab(start, min(start + length, total))
+            yield start, self.cached_slab(start, min(start + length, total))
 
     def _random_step(self, t: int) -> np.ndarray:
         rng = np.random.default_rng([self.workload.seed, t])

@@ -438,7 +438,7 @@ def test_malformed_yaml_names_the_line():
         pytest.param({"name": ""}, "name", ("non-empty",), id="name"),
         pytest.param({"description": 3}, "description", ("string",), id="description"),
         pytest.param(
-            {"execution": {"executor": "dask"}}, "execution.executor", ("serial",), id="executor"
+            {"execution": {"executor": "ray"}}, "execution.executor", ("serial",), id="executor"
         ),
     ],
 )

@@ -133,6 +133,14 @@ class MemoryBackend(Backend):
     in_memory = True
 
     @classmethod
+    def import_library(cls) -> None:
+        """One blosc thread per trial: trials, not codec threads, are what executors spread
+        over cores, and a screening figure must not depend on how busy the host is."""
+        import numcodecs.blosc
+
+        numcodecs.blosc.set_nthreads(1)
+
+    @classmethod
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
