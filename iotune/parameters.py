@@ -86,6 +86,7 @@ PARAMETERS: dict[str, Callable[[object, str, Workload], Any]] = {
     "level": _parse_level,
     "shuffle": _wrap(codecs.parse_shuffle),
     "chunk_cache": lambda v, p, w: byte_size(v, p),
+    "concurrency": lambda v, p, w: integer(v, p, minimum=1, maximum=256),
 }
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from iotune.backends import get_backend
 from iotune.errors import NotApplicable, UsageError
-from iotune.spec import Sweep
+from iotune.spec import GENERIC_PARAMETERS, Sweep
 from iotune.units import format_size
 
 MAX_TRIALS = 10_000
@@ -114,12 +114,17 @@ def make_plan(sweep: Sweep, *, yes: bool = False) -> Plan:
 def _resolve(backend: str, given: dict[str, Any], sweep: Sweep):
     cls = get_backend(backend)
     own = {k: v for k, v in given.items() if k in cls.parameters}
-    foreign = [f"{k} does not apply to {backend}" for k in given if k not in cls.parameters]
+    generic = {k: v for k, v in given.items() if k in GENERIC_PARAMETERS}
+    foreign = [
+        f"{k} does not apply to {backend}"
+        for k in given
+        if k not in cls.parameters and k not in GENERIC_PARAMETERS
+    ]
     try:
         effective, notes = cls.resolve(own, sweep.workload)
     except NotApplicable as err:
         return err
-    return effective, [*notes, *foreign]
+    return {**effective, **generic}, [*notes, *foreign]
 
 
 def _merge(resolved: list, sweep: Sweep) -> tuple[list[GridPoint], list[Trial]]:

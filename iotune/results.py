@@ -39,6 +39,19 @@ _READ_VARS = {
     "resident_fraction": ("resident_fraction", "1", "page-cache residency when the read began"),
     "read_ops_per_s": ("ops_per_s", "1/s", "selections read per second"),
 }
+#: only in sweeps with the ``concurrency`` parameter
+_PER_PROCESS_VARS = {
+    "write_MiBps_per_process": (
+        "per_process_MiBps",
+        "MiB/s",
+        "median write throughput of one of the concurrent processes",
+    ),
+    "read_MiBps_per_process": (
+        "per_process_MiBps",
+        "MiB/s",
+        "median read throughput of one of the concurrent processes",
+    ),
+}
 
 
 def _iso(ts: float) -> str:
@@ -69,6 +82,10 @@ def to_dataset(
         )
     rdims, wdims = (*pdims, "pattern", "repeat"), (*pdims, "repeat")
     data_vars: dict[str, Any] = {}
+    if any("concurrency" in t.params for t in plan.trials):
+        for name, (_key, units, long) in _PER_PROCESS_VARS.items():
+            dims = wdims if name.startswith("write") else rdims
+            data_vars[name] = (dims, arrays[name], {"units": units, "long_name": long})
     for name, (_key, units, long) in _WRITE_VARS.items():
         data_vars[name] = (wdims, arrays[name], {"units": units, "long_name": long})
     for name, (_key, units, long) in _READ_VARS.items():
@@ -118,6 +135,8 @@ def to_dataset(
 def _empty(shape: tuple[int, ...], npat: int, nrep: int) -> dict[str, np.ndarray]:
     arrays = {n: np.full((*shape, nrep), np.nan) for n in _WRITE_VARS}
     arrays |= {n: np.full((*shape, npat, nrep), np.nan) for n in _READ_VARS}
+    arrays["write_MiBps_per_process"] = np.full((*shape, nrep), np.nan)
+    arrays["read_MiBps_per_process"] = np.full((*shape, npat, nrep), np.nan)
     arrays["read_cache"] = np.full((*shape, npat, nrep), "", dtype=object)
     arrays["read_bytes"] = np.full((*shape, npat), np.nan)
     arrays["read_ops"] = np.full((*shape, npat), np.nan)
@@ -148,12 +167,16 @@ def _fill(
     arrays["status"][index], arrays["error"][index] = result.status, result.error
     if result.status != "ok":
         return
-    for name, (key, *_rest) in _WRITE_VARS.items():
-        arrays[name][index] = [w[key] for w in result.write]
+    for name, (key, *_rest) in (_WRITE_VARS | _PER_PROCESS_VARS).items():
+        if name.startswith("write"):
+            # one process alone is its own per-process figure
+            arrays[name][index] = [w.get(key, w["MiBps"]) for w in result.write]
     for p, pattern in enumerate(patterns):
         runs = result.reads.get(pattern, [])
-        for name, (key, *_rest) in _READ_VARS.items():
-            arrays[name][(*index, p)] = [r.get(key, np.nan) for r in runs]
+        for name, (key, *_rest) in (_READ_VARS | _PER_PROCESS_VARS).items():
+            if not name.startswith("write"):
+                fallback = "MiBps" if name.endswith("per_process") else None
+                arrays[name][(*index, p)] = [r.get(key, r.get(fallback, np.nan)) for r in runs]
         arrays["read_cache"][(*index, p)] = [r["cache"] for r in runs]
         arrays["read_bytes"][(*index, p)] = runs[0]["bytes"]
         arrays["read_ops"][(*index, p)] = runs[0]["ops"]

@@ -26,6 +26,8 @@ FIELDS = ("smooth", "random", "zeros", "file")
 PATTERNS = ("full", "spatial", "timeseries", "random")
 CACHE_MODES = ("cold", "warm")
 EXECUTORS = ("serial", "dask")
+#: parameters every backend accepts because the trial runner implements them
+GENERIC_PARAMETERS = ("concurrency",)
 CLUSTER_KINDS = ("slurm", "pbs")
 CLUSTER_KEYS = (
     "kind",
@@ -325,7 +327,8 @@ def _parameters_allowed(backends: tuple[str, ...]) -> tuple[str, ...]:
     names: list[str] = []
     for backend in backends:
         names += [p for p in get_backend(backend).parameters if p not in names]
-    return tuple(names)
+    # the trial runner, not the format, implements these
+    return (*names, *GENERIC_PARAMETERS)
 
 
 def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sweep:

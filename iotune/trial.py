@@ -78,10 +78,16 @@ def run_trial(task: TrialTask) -> TrialResult:
         workdir.mkdir(parents=True)
         backend = get_backend(task.trial.backend)()
         backend.import_library()  # so no trial's timing pays for the import
-        for repeat in range(task.measure.repeats):
-            _one_repeat(task, backend, workdir / f"r{repeat}{backend.suffix}", result)
+        nprocs = int(task.trial.params.get("concurrency", 1))
+        if nprocs > 1:
+            from iotune.concurrency import run_concurrent
+
+            run_concurrent(task, workdir, result, nprocs)
+        else:
+            for repeat in range(task.measure.repeats):
+                _one_repeat(task, backend, workdir / f"r{repeat}{backend.suffix}", result)
     except Exception as err:  # a trial must never stop the sweep
-        result.status, result.error = "failed", _one_line(err) + _storage_hint(workdir)
+        result.status, result.error = "failed", one_line(err) + _storage_hint(workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         result.ended = time.time()
@@ -120,7 +126,7 @@ def _library_message(text: str) -> str:
     return ""
 
 
-def _one_line(err: BaseException) -> str:
+def one_line(err: BaseException) -> str:
     if isinstance(err, IotuneError):
         return f"{type(err).__name__}: {err}"
     frame = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
@@ -146,7 +152,7 @@ def _storage_hint(workdir: Path) -> str:
     return ""
 
 
-def _align(params: dict[str, Any]) -> int | None:
+def align_of(params: dict[str, Any]) -> int | None:
     """Extent along the first dimension that slabs should be multiples of.
 
     A shard is written whole, so shards win over chunks: a slab thinner than a
@@ -162,20 +168,22 @@ def _align(params: dict[str, Any]) -> int | None:
 
 def _one_repeat(task: TrialTask, backend: Backend, path: Path, result: TrialResult) -> None:
     params = task.trial.params
-    checksum = _write(task, backend, path, result)
+    checksum = write_once(task, backend, path, result)
     result.stored = backend.verify(path, params)
-    files = backend.paths(path)
     result.file_bytes = backend.stored_bytes(path)
     for pattern in task.read.patterns:
-        entry = _read(task, backend, path, pattern, files, checksum)
+        entry = read_once(task, backend, path, pattern, checksum)
         result.reads.setdefault(pattern, []).append(entry)
     backend.remove(path)
 
 
-def _write(task: TrialTask, backend: Backend, path: Path, result: TrialResult) -> int:
-    """Write the workload slab by slab; only library calls and fsync are timed."""
+def write_once(task: TrialTask, backend: Backend, path: Path, result: TrialResult) -> int:
+    """Write the workload slab by slab; only library calls and fsync are timed.
+
+    Appends the timing to ``result.write`` and returns the crc32 of the data.
+    """
     params, clock, checksum = task.trial.params, measure.Stopwatch(), 0
-    length = slab_length(task.workload, align=_align(params))
+    length = slab_length(task.workload, align=align_of(params))
     with clock:
         writer = backend.open_writer(path, task.workload, params)
     try:
@@ -207,17 +215,19 @@ def _prepare_cache(task: TrialTask, files: list[Path]) -> tuple[str, float]:
     return "not-cold", fraction
 
 
-def _read(
+def read_once(
     task: TrialTask,
     backend: Backend,
     path: Path,
     pattern: str,
-    files: list[Path],
     expected_crc: int,
+    *,
+    evict: bool = True,
 ) -> dict[str, Any]:
-    cache, fraction = _prepare_cache(task, files)
+    """Read ``pattern`` once; ``evict=False`` when the caller prepared the cache."""
+    cache, fraction = _prepare_cache(task, backend.paths(path)) if evict else ("", float("nan"))
     selections = access.selections(
-        pattern, task.workload, task.read, align=_align(task.trial.params)
+        pattern, task.workload, task.read, align=align_of(task.trial.params)
     )
     clock, delivered, crc = measure.Stopwatch(), 0, 0
     with clock:
