@@ -118,3 +118,25 @@ def resident_fraction(paths: Iterable[Path]) -> float:
         resident += r
         total += t
     return resident / total if total else 0.0
+
+
+def open_files_under(directory: Path) -> list[str]:
+    """Files under ``directory`` this process still holds open (Linux ``/proc``).
+
+    A library whose close failed (HDF5 on ENOSPC, say) may keep its file
+    open; the space of that file is not freed until the process exits.
+    """
+    prefix = str(directory.resolve()) + os.sep
+    held = []
+    try:
+        fds = list(Path("/proc/self/fd").iterdir())
+    except OSError:
+        return []
+    for fd in fds:
+        try:
+            target = str(fd.readlink())
+        except OSError:
+            continue  # closed meanwhile (the listing's own fd)
+        if target.startswith(prefix):
+            held.append(target.removesuffix(" (deleted)"))
+    return held

@@ -56,6 +56,8 @@ class TrialResult:
     stored: dict[str, Any] = field(default_factory=dict)
     started: float = 0.0
     ended: float = 0.0
+    #: a failed library kept files open: the worker process must be replaced
+    poisoned: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -88,6 +90,7 @@ def run_trial(task: TrialTask) -> TrialResult:
                 _one_repeat(task, backend, workdir / f"r{repeat}{backend.suffix}", result)
     except Exception as err:  # a trial must never stop the sweep
         result.status, result.error = "failed", one_line(err) + _storage_hint(workdir)
+        result.poisoned = bool(measure.open_files_under(workdir))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         result.ended = time.time()

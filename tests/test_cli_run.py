@@ -231,3 +231,49 @@ def test_scratch_must_exist_and_only_iotunes_own_directory_is_removed(make_spec,
     ok = iotune("run", spec, "-o", tmp_path / "o2", "--scratch", scratch, "--no-progress")
     assert ok.returncode == 0, ok.stderr
     assert [p.name for p in scratch.iterdir()] == ["keep.txt"]
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A 1.5 MiB tmpfs: a real ENOSPC, as on a full scratch file system."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root; the RLIMIT_FSIZE test covers the path")
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1536k", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        if os.environ.get("IOTUNE_REQUIRE_TMPFS") == "1":
+            pytest.fail(f"cannot mount a tmpfs: {done.stderr.strip()}")
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+@pytest.mark.parametrize("executor", ["serial", "dask"])
+def test_disk_full_fails_the_trial_cleans_scratch_and_goes_on(
+    make_spec, tmp_path, small_tmpfs, executor
+):
+    """Uncompressed 2 MiB files hit ENOSPC on the 1.5 MiB tmpfs; compressed ones fit."""
+    spec = make_spec(
+        {
+            "workload": {"shape": {"time": 32, "y": 128, "x": 256}},
+            "parameters": {"chunks": [8, 64, 64], "codec": ["none", "zlib", "bzip2"]},
+            "measure": {"repeats": 1},
+        }
+    )
+    out = tmp_path / "o"
+    extra = ["--executor", "dask", "--workers", "1"] if executor == "dask" else []
+    proc = iotune("run", spec, "-o", out, "--scratch", small_tmpfs, "--no-progress", *extra)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    ds = xr.open_dataset(out / "results.nc")
+    assert ds["status"].sel(codec="none").item() == "failed"
+    error = ds["error"].sel(codec="none").item()
+    assert "no space left on the scratch file system" in error, error
+    assert ds["status"].sel(codec="zlib").item() == "ok"
+    assert ds["status"].sel(codec="bzip2").item() == "ok"
+    assert list(small_tmpfs.iterdir()) == []  # scratch cleaned, also after the failure

@@ -54,3 +54,20 @@ def test_stopwatch_accumulates_wall_and_cpu():
         sum(range(200_000))
     assert clock.wall > first > 0
     assert clock.cpu > 0
+
+
+def test_open_files_under_lists_what_this_process_still_holds(tmp_path):
+    from iotune.measure import open_files_under
+
+    inside, outside = tmp_path / "in", tmp_path.parent / f"{tmp_path.name}-out.bin"
+    inside.mkdir()
+    held = open(inside / "held.bin", "wb")  # noqa: SIM115 - kept open on purpose
+    try:
+        with open(outside, "wb"):
+            assert open_files_under(inside) == [str((inside / "held.bin").resolve())]
+        (inside / "held.bin").unlink()  # deleted but open: its space is not freed
+        assert open_files_under(inside) == [str((inside / "held.bin").resolve())]
+    finally:
+        held.close()
+        outside.unlink()
+    assert open_files_under(inside) == []

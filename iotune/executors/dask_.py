@@ -145,8 +145,17 @@ class DaskExecutor(Executor):
             task, host, started = meta.pop(future)
             if host is not None:
                 busy[host] -= 1
-            yield _outcome(future, task, started)
+            result = _outcome(future, task, started)
+            if result.poisoned:  # only the process's exit frees what the library holds
+                self._restart_holder(future)
+            yield result
             fill()
+
+    def _restart_holder(self, future: Any) -> None:
+        workers = self.client.who_has([future]).get(future.key, ())
+        future.release()
+        if workers:
+            self.client.restart_workers(list(workers), timeout=120)
 
     def close(self) -> None:
         self.client.close()

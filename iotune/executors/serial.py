@@ -59,7 +59,10 @@ class SerialExecutor(Executor):
                 continue
             started = time.time()
             try:
-                yield self._pool(task.trial.backend).submit(run_trial_captured, task).result()
+                result = self._pool(task.trial.backend).submit(run_trial_captured, task).result()
+                if result.poisoned:  # only the process's exit frees what the library holds
+                    self._pools.pop(task.trial.backend).shutdown(wait=True)
+                yield result
             except BrokenProcessPool:
                 self._pools.pop(task.trial.backend).shutdown(wait=False, cancel_futures=True)
                 yield TrialResult(
