@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iotune.errors import UsageError
-from iotune.executors.base import Executor
-from iotune.spec import ExecutionSpec
+
+if TYPE_CHECKING:  # the package stays light: spawned workers import it before NumPy
+    from iotune.executors.base import Executor
+    from iotune.spec import ExecutionSpec
 
 _REGISTRY = {
     "serial": "iotune.executors.serial:SerialExecutor",

@@ -18,6 +18,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from iotune.errors import UsageError
 from iotune.executors.base import Executor
+from iotune.executors.environ import WORKER_ENVIRON
 from iotune.trial import TrialResult, TrialTask, run_trial_captured
 
 ALLOWED_FAILURES = 1  # one retry after a worker death, then the trial is failed
@@ -78,7 +79,12 @@ class DaskExecutor(Executor):
 
         self.per_host = per_host
         self._cluster = None
-        with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+        with dask.config.set(
+            {
+                "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+                "distributed.nanny.pre-spawn-environ": WORKER_ENVIRON,
+            }
+        ):
             if scheduler:
                 self.client = Client(scheduler)
             else:

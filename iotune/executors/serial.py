@@ -17,14 +17,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from iotune.executors.base import Executor
+from iotune.executors.environ import prepare_worker
 from iotune.trial import TrialResult, TrialTask, run_trial, run_trial_captured
-
-
-def prepare_worker(backend: str) -> None:
-    """Runs first in a fresh worker: let the backend fix up the process."""
-    from iotune.backends import get_backend
-
-    get_backend(backend).prepare_process()
 
 
 class SerialExecutor(Executor):
