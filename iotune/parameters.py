@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from iotune import codecs
-from iotune.parsing import byte_size, fail, integer, mapping, positive_size, section
+from iotune.parsing import byte_size, choice, fail, integer, mapping, positive_size, section
 from iotune.units import chunk_label
 
 if TYPE_CHECKING:
@@ -87,7 +87,30 @@ PARAMETERS: dict[str, Callable[[object, str, Workload], Any]] = {
     "shuffle": _wrap(codecs.parse_shuffle),
     "chunk_cache": lambda v, p, w: byte_size(v, p),
     "concurrency": lambda v, p, w: integer(v, p, minimum=1, maximum=256),
+    # parallel I/O (the mpiio backend; IOR's vocabulary)
+    "nprocs": lambda v, p, w: integer(v, p, minimum=1, maximum=65536),
+    "block_size": lambda v, p, w: positive_size(v, p),
+    "layout": lambda v, p, w: choice(v, p, ("shared", "fpp")),
+    "io": lambda v, p, w: choice(v, p, ("collective", "independent")),
+    "access": lambda v, p, w: choice(v, p, ("contiguous", "strided", "block3d")),
+    "hints": lambda v, p, w: _parse_hint_set_name(v, p),
+    "stripe_count": lambda v, p, w: integer(v, p, minimum=-1, maximum=2000),
+    "stripe_size": lambda v, p, w: _parse_stripe_size(v, p),
 }
+
+
+def _parse_hint_set_name(value: object, path: str) -> str:
+    # the names are checked against the top-level ``hints`` section by the spec parser
+    if not isinstance(value, str) or not value:
+        raise fail(path, f"expected the name of a hint set from the 'hints' section, got {value!r}")
+    return value
+
+
+def _parse_stripe_size(value: object, path: str) -> int:
+    size = positive_size(value, path)
+    if size % 65536:  # what lfs setstripe -S demands
+        raise fail(path, f"{value!r} is not a multiple of 64KiB, which Lustre requires")
+    return size
 
 
 def parse_parameter(name: str, value: object, workload: Workload) -> Parameter:

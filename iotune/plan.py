@@ -37,7 +37,9 @@ class Trial:
     params: dict[str, Any]
 
     def label(self) -> str:
-        return " ".join(f"{k}={_show(k, v)}" for k, v in self.params.items() if v is not None)
+        # a hint set shows by its name; its keys and values are in the spec
+        shown = {k: v for k, v in self.params.items() if v is not None and k != "hint_values"}
+        return " ".join(f"{k}={_show(k, v)}" for k, v in shown.items())
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,10 @@ def make_plan(sweep: Sweep, *, yes: bool = False) -> Plan:
 def _resolve(backend: str, given: dict[str, Any], sweep: Sweep):
     cls = get_backend(backend)
     own = {k: v for k, v in given.items() if k in cls.parameters}
+    if "hints" in own:  # swept by name; the backend needs the set's keys and values
+        own["hint_values"] = dict(sweep.hints.get(own["hints"], {}))
+    if getattr(cls, "launched", False) and sweep.execution.launcher:
+        own["launcher"] = sweep.execution.launcher
     generic = {k: v for k, v in given.items() if k in GENERIC_PARAMETERS}
     foreign = [
         f"{k} does not apply to {backend}"

@@ -129,6 +129,11 @@ def to_dataset(
     if "chunk_cache" in ds.coords:
         ds["chunk_cache"].attrs.update(units="bytes", long_name="chunk cache size")
     ds.attrs.update(_attrs(plan, done, provenance or {}))
+    from iotune.platform.parallel_results import extras
+
+    mpi_vars, mpi_attrs = extras(plan, done)  # hints, striping, per-rank spread
+    ds = ds.assign(mpi_vars)
+    ds.attrs.update(mpi_attrs)
     return ds
 
 
@@ -173,6 +178,8 @@ def _fill(
             arrays[name][index] = [w.get(key, w["MiBps"]) for w in result.write]
     for p, pattern in enumerate(patterns):
         runs = result.reads.get(pattern, [])
+        if not runs:  # an mpiio trial reads back only its write pattern, as "full"
+            continue
         for name, (key, *_rest) in (_READ_VARS | _PER_PROCESS_VARS).items():
             if not name.startswith("write"):
                 fallback = "MiBps" if name.endswith("per_process") else None

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from iotune.errors import SpecError
+from iotune.hints import check_hint_names, parse_hint_sets
 from iotune.parameters import Parameter, parse_parameters
 from iotune.parsing import choice, fail, integer, mapping, section
 
@@ -42,6 +43,8 @@ CLUSTER_KEYS = (
     "local_directory",
     "log_directory",
     "python",
+    "interface",
+    "job_script_prologue",
 )
 TOP_KEYS = (
     "version",
@@ -53,6 +56,7 @@ TOP_KEYS = (
     "read",
     "measure",
     "execution",
+    "hints",
 )
 
 
@@ -115,6 +119,8 @@ class ExecutionSpec:
     scheduler: str | None = None
     per_host: int = 1
     cluster: dict[str, Any] | None = None
+    #: how MPI trials start, e.g. "srun -n {nprocs}"; None: the mpiexec beside Python
+    launcher: str | None = None
 
     @property
     def contended(self) -> bool:
@@ -133,6 +139,8 @@ class Sweep:
     measure: MeasureSpec = MeasureSpec()
     execution: ExecutionSpec = ExecutionSpec()
     description: str = ""
+    #: named MPI-IO hint sets (the top-level ``hints`` section), swept by name
+    hints: dict[str, dict[str, str]] = field(default_factory=dict)
     text: str = field(default="", compare=False)
     source: str | None = field(default=None, compare=False)
 
@@ -149,6 +157,8 @@ class Sweep:
             "read": repr(self.read),
             "measure": repr(self.measure),
         }
+        if any(self.hints.values()):  # only then, so older sweeps keep their digest
+            data["hints"] = self.hints
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -257,7 +267,7 @@ def parse_read(value: object, workload: Workload) -> ReadSpec:
 
 
 def parse_execution(value: object) -> ExecutionSpec:
-    keys = ("executor", "workers", "scheduler", "per_host", "cluster")
+    keys = ("executor", "workers", "scheduler", "per_host", "cluster", "launcher")
     data = mapping(section(value), "execution", keys)
     executor = choice(data.get("executor", "serial"), "execution.executor", EXECUTORS)
     if executor == "serial":
@@ -274,10 +284,25 @@ def parse_execution(value: object) -> ExecutionSpec:
         scheduler=scheduler,
         per_host=integer(data.get("per_host", 1), "execution.per_host", minimum=1),
         cluster=_parse_cluster(data.get("cluster")),
+        launcher=_parse_launcher(data.get("launcher")),
     )
 
 
+def _parse_launcher(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or "{nprocs}" not in value:
+        raise fail(
+            "execution.launcher",
+            f"{value!r} must be a command with {{nprocs}}, e.g. 'srun -n {{nprocs}}'",
+        )
+    return value
+
+
 def _parse_cluster(value: object) -> dict[str, Any] | None:
+    """Validate ``execution.cluster``: the dask-jobqueue settings, ``memory`` as bytes."""
+    from iotune.parsing import positive_size
+
     if value is None:
         return None
     data = dict(mapping(value, "execution.cluster", CLUSTER_KEYS))
@@ -285,12 +310,38 @@ def _parse_cluster(value: object) -> dict[str, Any] | None:
     for key in ("jobs", "cores", "processes"):
         if key in data:
             data[key] = integer(data[key], f"execution.cluster.{key}", minimum=1)
-    extra = data.get("job_extra_directives", [])
-    if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
-        raise fail(
-            "execution.cluster.job_extra_directives", f"expected a list of strings, got {extra!r}"
-        )
+    if "memory" in data:
+        data["memory"] = positive_size(data["memory"], "execution.cluster.memory")
+    if "walltime" in data:
+        data["walltime"] = _walltime(data["walltime"], "execution.cluster.walltime")
+    for key in ("queue", "account", "interface", "python", "local_directory", "log_directory"):
+        text = data.get(key, "-")
+        if not isinstance(text, str) or not text:
+            raise fail(f"execution.cluster.{key}", f"expected a non-empty string, got {text!r}")
+    for key in ("job_extra_directives", "job_script_prologue"):
+        lines = data.get(key, [])
+        if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
+            raise fail(f"execution.cluster.{key}", f"expected a list of strings, got {lines!r}")
     return data
+
+
+def _walltime(value: object, path: str) -> str:
+    """A job time limit as SLURM and PBS read it: ``[D-]HH:MM:SS``, ``MM:SS`` or minutes."""
+    allowed = "allowed: a quoted string like '01:30:00', '2-00:00:00' or '45' (minutes)"
+    if isinstance(value, int) and not isinstance(value, bool):
+        # YAML 1.1 reads an unquoted 12:00:00 as the integer 43200 (base 60), and a
+        # scheduler would read 43200 as minutes: refuse rather than guess
+        raise fail(path, f"{value!r} is a number (unquoted HH:MM:SS reads as seconds); {allowed}")
+    days, _, clock = value.rpartition("-") if isinstance(value, str) else ("", "", "")
+    parts = clock.split(":")
+    if (
+        not isinstance(value, str)
+        or not (days == "" or days.isdigit())
+        or len(parts) > 3
+        or not all(p.isdigit() for p in parts)
+    ):
+        raise fail(path, f"{value!r} is not a wall time; {allowed}")
+    return value
 
 
 def parse_measure(value: object) -> MeasureSpec:
@@ -354,17 +405,23 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         description = data.get("description", "")
         if not isinstance(description, str):
             raise fail("description", f"expected a string, got {description!r}")
+        parameters = parse_parameters(
+            data.get("parameters"), workload, _parameters_allowed(backends)
+        )
+        hints = parse_hint_sets(data.get("hints"))
+        for param in parameters:
+            if param.name == "hints":
+                check_hint_names(param.values, hints, swept=param.swept)
         return Sweep(
             name=name,
             workload=workload,
             backends=backends,
-            parameters=parse_parameters(
-                data.get("parameters"), workload, _parameters_allowed(backends)
-            ),
+            parameters=parameters,
             read=parse_read(data.get("read"), workload),
             measure=parse_measure(data.get("measure")),
             execution=parse_execution(data.get("execution")),
             description=description,
+            hints=hints if "hints" in data else {},
             text=text,
             source=source,
         )

@@ -16,6 +16,7 @@ _REGISTRY: dict[str, str] = {
     "zarr": "iotune.backends.zarr_:ZarrBackend",
     "posix": "iotune.backends.posix:PosixBackend",
     "memory": "iotune.backends.memory:MemoryBackend",
+    "mpiio": "iotune.backends.mpiio:MpiioBackend",
 }
 
 

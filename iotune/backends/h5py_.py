@@ -93,13 +93,24 @@ class H5pyBackend(Backend):
     name = "h5py"
     library = "h5py"
     suffix = ".h5"
-    parameters = ("chunks", "codec", "level", "shuffle", "chunk_cache")
+    parameters = ("chunks", "codec", "level", "shuffle", "chunk_cache", "nprocs")
     description = "HDF5 files via h5py (+ hdf5plugin filters)"
+
+    @classmethod
+    def parallel_support(cls) -> tuple[bool, str]:
+        """Whether h5py was built against parallel HDF5 (``h5py.get_config().mpi``)."""
+        import h5py
+
+        if not h5py.get_config().mpi:
+            return False, f"h5py {h5py.__version__} was built without MPI (serial HDF5)"
+        return False, "h5py has MPI, but iotune's parallel HDF5 trials are not implemented yet"
 
     @classmethod
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
+        if params.get("nprocs", 1) > 1:  # nprocs 1 is this backend's serial trial
+            raise NotApplicable(f"nprocs > 1: {cls.parallel_support()[1]}")
         chunks = chunk_label(params.get("chunks", "auto"))
         codec, notes = codecs.resolve(
             params.get("codec", "none"), params.get("level"), params.get("shuffle")

@@ -74,13 +74,27 @@ class NetCDF4Backend(Backend):
     name = "netcdf4"
     library = "netCDF4"
     suffix = ".nc"
-    parameters = ("chunks", "codec", "level", "shuffle", "chunk_cache")
+    parameters = ("chunks", "codec", "level", "shuffle", "chunk_cache", "nprocs")
     description = "netCDF4 (HDF5) files via netCDF4-python"
+
+    @classmethod
+    def parallel_support(cls) -> tuple[bool, str]:
+        """Whether netCDF4 was built with parallel HDF5 or PnetCDF."""
+        import netCDF4
+
+        if not (netCDF4.__has_parallel4_support__ or netCDF4.__has_pnetcdf_support__):
+            return False, (
+                f"netCDF4 {netCDF4.__version__} was built without parallel HDF5 or PnetCDF "
+                "(__has_parallel4_support__ and __has_pnetcdf_support__ are false)"
+            )
+        return False, "netCDF4 has MPI, but iotune's parallel netCDF trials are not implemented yet"
 
     @classmethod
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
+        if params.get("nprocs", 1) > 1:  # nprocs 1 is this backend's serial trial
+            raise NotApplicable(f"nprocs > 1: {cls.parallel_support()[1]}")
         chunks = chunk_label(params.get("chunks", "auto"))
         codec, notes = codecs.resolve(
             params.get("codec", "none"), params.get("level"), params.get("shuffle")

@@ -1,0 +1,23 @@
+"""A launcher shim for tests: ranks write each other's blocks (a wrong-offset bug).
+
+Used as ``execution.launcher: "mpiexec -n {nprocs} PYTHON THIS_FILE"``; the
+launcher appends ``python -m iotune.platform.mpi_rank JOB``.  Each rank's data
+is right but lands at the mirror rank's offsets, in writes and reads alike, so
+every per-rank checksum agrees; only a check of the file itself can tell.
+"""
+
+import sys
+
+from iotune.platform import mpi_rank
+
+_original = mpi_rank.Rank._stream_data
+
+
+def _mirrored(self):
+    data = _original(self)
+    self.spans = mpi_rank.pieces(self.size - 1 - self.rank, self.params)
+    return data
+
+
+mpi_rank.Rank._stream_data = _mirrored
+mpi_rank.main(sys.argv[-1])
