@@ -10,11 +10,14 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = {
-    "load_spec": "iotune.spec",
+    "load_spec": "iotune.api",
     "make_plan": "iotune.plan",
     "run": "iotune.api",
     "save_plots": "iotune.api",
     "open_results": "iotune.results",
+    "recommend": "iotune.recommend",
+    "explore": "iotune.widgets",
+    "merge": "iotune.merge",
 }
 
 __all__ = [*_API, "__version__"]

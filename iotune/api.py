@@ -7,9 +7,9 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iotune import provenance
 from iotune.errors import UsageError
@@ -17,7 +17,8 @@ from iotune.executors import make_executor
 from iotune.journal import DirectoryLock, Journal
 from iotune.plan import Plan, make_plan
 from iotune.results import RESULTS_NAME, open_results, save, to_dataset
-from iotune.spec import Sweep, load_spec
+from iotune.spec import Sweep, load_spec_text
+from iotune.spec import load_spec as _load_spec_file
 from iotune.trial import TrialResult, TrialTask
 
 if TYPE_CHECKING:
@@ -26,6 +27,93 @@ if TYPE_CHECKING:
 JOURNAL_NAME = "journal.jsonl"
 
 __all__ = ["load_spec", "make_plan", "open_results", "run", "save_plots"]
+
+
+def load_spec(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> Sweep:
+    """Read and validate a sweep spec, optionally changing it first.
+
+    Parameters
+    ----------
+    path
+        A YAML file in the spec format version 1.
+    overrides
+        Changes applied to the YAML mapping *before* validation, so a bad value
+        is reported with its field like one in the file.  Keys are dotted paths
+        (``"parameters.codec"``, ``"workload.shape.time"``,
+        ``"execution.executor"``); missing intermediate mappings are created; a
+        value of ``None`` removes the key.  Example:
+        ``{"parameters.codec": ["zlib", "none"], "workload.shape.time": 16}``.
+
+    Returns
+    -------
+    Sweep
+        The validated sweep; its ``text`` (stored in the results) is the
+        effective spec, with a comment naming the file and the overrides.
+
+    Raises
+    ------
+    SpecError
+        The file is missing, malformed or invalid, or an override key does not
+        lead through mappings; the message names the field.
+    """
+    if not overrides:
+        return _load_spec_file(path)
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return _load_spec_file(path)  # raises the SpecError that names the problem
+    if data is None:
+        data = {}
+    for key, value in overrides.items():
+        _apply_override(data, key, value, source=str(path))
+    shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
+    text = f"# {path} with overrides: {shown}\n" + yaml.safe_dump(
+        data, sort_keys=False, default_flow_style=None
+    )
+    return load_spec_text(text, source=str(path))
+
+
+def _apply_override(data: Any, key: object, value: Any, *, source: str) -> None:
+    """Set ``data[a][b][c] = value`` for ``key = "a.b.c"`` (``None`` removes it)."""
+    from iotune.errors import SpecError
+
+    parts = key.split(".") if isinstance(key, str) else []
+    if not parts or not all(parts):
+        raise SpecError(
+            "overrides", f"{key!r} is not a dotted key like 'parameters.codec'", source=source
+        )
+    node = data
+    for depth, part in enumerate(parts):
+        if not isinstance(node, dict):
+            where = ".".join(parts[:depth])
+            raise SpecError(
+                where,
+                f"override {key!r}: {where} is {node!r}, not a mapping, so it has no keys",
+                source=source,
+            )
+        if depth == len(parts) - 1:
+            break
+        if node.get(part) is None:
+            if value is None:
+                return  # removing below an absent section: nothing to do
+            node[part] = {}
+        node = node[part]
+    if value is None:
+        node.pop(parts[-1], None)
+    else:
+        node[parts[-1]] = _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    """A copy YAML can dump: tuples become lists, mappings plain dicts."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 SCRATCH_PREFIX = "iotune-scratch-"
@@ -129,7 +217,9 @@ def run(
             _execute(plan, journal, root, progress, on_result)
         finally:
             shutil.rmtree(root, ignore_errors=True)
-            ds = to_dataset(plan, journal.done, provenance=prov)
+            from iotune.calibrate import attach_limit, load_limit  # the device limit, if calibrated
+
+            ds = attach_limit(to_dataset(plan, journal.done, provenance=prov), load_limit(root))
             save(ds, out / RESULTS_NAME)
     return ds
 

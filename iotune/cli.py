@@ -44,7 +44,38 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plot", help="write PNG figures of a results file")
     p.add_argument("results", type=Path, help="results.nc or the directory holding it")
     p.add_argument("-o", "--out", type=Path, help="directory for the PNGs (default: beside it)")
+    p = sub.add_parser("recommend", help="best settings of a results file, ready to paste")
+    p.add_argument("results", type=Path, help="results.nc or the directory holding it")
+    p.add_argument("--objective", help="write or read:PATTERN (default read:timeseries)")
+    p.add_argument("--weights", help="several metrics, e.g. write=1,read:timeseries=3")
+    p.add_argument("--max-size", help="largest stored size allowed, e.g. 64MiB")
+    p.add_argument("--max-ratio-loss", help="fraction (0-1) of the best ratio one may give up")
+    p.add_argument("--variable", help="variable name in the exports (default: the workload's)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    p = sub.add_parser("calibrate", help="measure the scratch file system's bandwidth limit")
+    p.add_argument("--scratch", type=Path, default=Path(), help="directory to measure (default .)")
+    p.add_argument("--size", default="1GiB", help="file size (default 1GiB)")
+    p.add_argument("--block", default="16MiB", help="bytes per read/write call (default 16MiB)")
+    p.add_argument("--repeats", type=int, default=3, help="write+read passes (default 3)")
     sub.add_parser("backends", help="list the format backends and what they support")
+    p = sub.add_parser("merge", help="combine results of sweeps of the same workload")
+    p.add_argument("results", type=Path, nargs="+", help="results files or their directories")
+    p.add_argument("-o", "--out", type=Path, required=True, help="merged results file (.nc)")
+    p = sub.add_parser("notebook", help="run a parameterised notebook with papermill")
+    p.add_argument("notebook", type=Path)
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="set a parameter; VALUE is a YAML literal (16, [zlib, none], {a.b: 1})",
+    )
+    p.add_argument(
+        "-o", "--out", type=Path, help="folder for the executed notebook and its results"
+    )
+    p.add_argument("--kernel", help="Jupyter kernel name (default: the notebook's)")
     return parser
 
 
@@ -98,6 +129,8 @@ def _run(args: argparse.Namespace) -> int:
     counts = summary.counts(ds)
     print(f"{sweep.name}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     print(summary.format_best(ds))
+    if "stripe_settings" in ds.attrs and "not applied" in ds.attrs["stripe_settings"]:
+        print(f"iotune: warning: {ds.attrs['stripe_settings']}", file=sys.stderr)
     print(f"results: {out / 'results.nc'}")
     if args.plot:
         for path in api.save_plots(ds, out):
@@ -142,6 +175,36 @@ def _plot(args: argparse.Namespace) -> int:
 
     for path in api.save_plots(args.results, args.out):
         print(path)
+    from iotune.plot import notes
+    from iotune.results import open_results
+
+    for note in notes(open_results(args.results)):
+        print(f"iotune: note: {note}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _recommend(args: argparse.Namespace) -> int:
+    from iotune import report
+    from iotune.recommend import recommend
+
+    rec = recommend(
+        args.results,
+        objective=args.objective,
+        weights=args.weights,
+        max_size=args.max_size,
+        max_ratio_loss=args.max_ratio_loss,
+        variable=args.variable,
+    )
+    print(report.render_json(rec) if args.format == "json" else report.render_text(rec))
+    return EXIT_OK
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from iotune.calibrate import cache_path, calibrate, format_limit
+
+    limit = calibrate(args.scratch, size=args.size, block=args.block, repeats=args.repeats)
+    print(format_limit(limit))
+    print(f"saved to {cache_path()} (key {limit['key']}); sweeps on this file system record it")
     return EXIT_OK
 
 
@@ -151,7 +214,7 @@ def _backends(args: argparse.Namespace) -> int:
 
     classes = [get_backend(name) for name in backend_names()]
     columns = [p for p in PARAMETERS if any(p in c.parameters for c in classes)]
-    head = ["backend", *columns, "library"]
+    head = ["backend", *columns, "parallel", "library"]
     rows = []
     for cls in classes:
         ok, detail = cls.available()
@@ -160,6 +223,7 @@ def _backends(args: argparse.Namespace) -> int:
             cells.append(
                 "n/a" if param in cls.inapplicable else "yes" if param in cls.parameters else "-"
             )
+        cells.append(_parallel(cls))
         cells.append(f"{cls.library} {detail}" if ok else f"NOT AVAILABLE: {detail}")
         rows.append(cells)
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
@@ -169,6 +233,40 @@ def _backends(args: argparse.Namespace) -> int:
         "yes: swept and applied; n/a: accepted in multi-format sweeps, recorded as not "
         "applicable; -: not a parameter of this format"
     )
+    for cls in classes:  # why parallel I/O is missing, where a build could have it
+        support = getattr(cls, "parallel_support", None)
+        ok, why = support() if support else (True, "")
+        if not ok:
+            print(f"{cls.name}: parallel (nprocs > 1) unavailable: {why}")
+    return EXIT_OK
+
+
+def _parallel(cls) -> str:
+    support = getattr(cls, "parallel_support", None)
+    return "-" if support is None else "yes" if support()[0] else "no"
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from iotune import summary
+    from iotune.merge import merge
+    from iotune.results import save
+
+    if args.out.suffix != ".nc":
+        raise UsageError(f"-o {args.out}: the merged results file must end in .nc")
+    ds = merge(args.results)
+    save(ds, args.out)
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts(ds).items()))
+    print(f"merged {len(args.results)} sweeps ({ds.attrs['swept'] or 'nothing swept'}): {counts}")
+    print(f"results: {args.out}")
+    return EXIT_OK
+
+
+def _notebook(args: argparse.Namespace) -> int:
+    from iotune.notebook import parse_parameters, run_notebook
+
+    params = parse_parameters(args.parameter)
+    executed = run_notebook(args.notebook, parameters=params, out=args.out, kernel=args.kernel)
+    print(f"notebook: {executed}")
     return EXIT_OK
 
 
@@ -178,7 +276,11 @@ _COMMANDS = {
     "run": _run,
     "show": _show,
     "plot": _plot,
+    "recommend": _recommend,
+    "calibrate": _calibrate,
     "backends": _backends,
+    "merge": _merge,
+    "notebook": _notebook,
 }
 
 

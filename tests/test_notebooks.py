@@ -1,0 +1,265 @@
+"""The notebooks: committed stripped, parameterised with literals, and they run.
+
+Every ``notebooks/*.ipynb`` is found here, so a new notebook is covered without
+editing this file.  Executing them is marked ``slow``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from iotune.cli import main
+from iotune.errors import UsageError
+from iotune.notebook import parse_parameters
+from iotune.results import open_results
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIR = ROOT / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+IDS = [p.stem for p in NOTEBOOKS]
+#: a notebook run with its own defaults may take this long (they aim for a minute)
+RUN_LIMIT_S = 120
+BINDER_MEMORY = 2 * 2**30
+#: 01-quickstart shrunk to a handful of trials, for tests of the batch machinery
+TINY = {
+    "workload.shape": {"time": 8, "y": 32, "x": 32},
+    "parameters.chunks": [[8, 16, 16]],
+    "parameters.codec": ["none"],
+    "parameters.chunk_cache": "1MiB",
+    "read.spatial": {"time": 2, "y": 16, "x": 16},
+    "measure.repeats": 1,
+}
+
+
+def parameters_cells(nb: nbformat.NotebookNode) -> list:
+    return [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+
+
+def test_there_are_notebooks() -> None:
+    assert {"01-quickstart", "02-chunking-and-compression", "03-chunk-cache", "05-explore"} <= set(
+        IDS
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_committed_without_outputs(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            assert cell.outputs == [], f"{path.name} cell {i} has outputs: strip them"
+            assert cell.execution_count is None, f"{path.name} cell {i} has an execution_count"
+        assert "execution" not in cell.metadata, f"{path.name} cell {i} has execution timings"
+    assert "widgets" not in nb.metadata, f"{path.name} stores widget state: strip it"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_one_parameters_cell_of_literals(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    cells = parameters_cells(nb)
+    assert len(cells) == 1, f"{path.name}: {len(cells)} cells tagged 'parameters', want one"
+    tree = ast.parse(cells[0].source)
+    assert tree.body, f"{path.name}: the parameters cell is empty"
+    for node in tree.body:
+        assert isinstance(node, ast.Assign | ast.AnnAssign), ast.dump(node)
+        ast.literal_eval(node.value)  # raises if not a literal
+
+
+def test_generated_notebooks_match_the_generator() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "make_notebooks", NOTEBOOK_DIR / "make_notebooks.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name in module.NOTEBOOKS:
+        on_disk = (NOTEBOOK_DIR / f"{name}.ipynb").read_text(encoding="utf-8")
+        assert on_disk == module.render(name), (
+            f"{name}.ipynb differs from notebooks/make_notebooks.py: "
+            "run `.venv/bin/python notebooks/make_notebooks.py`"
+        )
+
+
+def test_cli_parameters_are_yaml_literals() -> None:
+    params = parse_parameters(
+        [("size", "full"), ("n", "16"), ("codecs", "[zlib, none]"), ("o", "{a.b: 1}")]
+    )
+    assert params == {"size": "full", "n": 16, "codecs": ["zlib", "none"], "o": {"a.b": 1}}
+    with pytest.raises(UsageError, match="-p n: given twice"):
+        parse_parameters([("n", "1"), ("n", "2")])
+    with pytest.raises(UsageError, match="-p 2x: a parameter name must be a Python identifier"):
+        parse_parameters([("2x", "1")])
+    with pytest.raises(UsageError, match=r"-p o '\[1': not a YAML literal"):
+        parse_parameters([("o", "[1")])
+
+
+def test_cli_refuses_unknown_parameter(tmp_path: Path, capsys) -> None:
+    nb = NOTEBOOK_DIR / "05-explore.ipynb"
+    assert main(["notebook", str(nb), "-p", "metrik", "ratio", "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "iotune: error: -p metrik: not a parameter of 05-explore.ipynb; "
+        "its parameters: results, out, metric, top"
+    )
+
+
+def test_cli_refuses_missing_notebook(tmp_path: Path, capsys) -> None:
+    assert main(["notebook", str(tmp_path / "nope.ipynb")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def _outputs_without_errors(path: Path) -> nbformat.NotebookNode:
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            assert out.output_type != "error", f"{path.name}: {out.ename}: {out.evalue}"
+            if out.output_type == "stream" and out.name == "stderr":
+                assert "Traceback" not in out.text, out.text
+    return nb
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_runs_with_its_own_defaults(path: Path, tmp_path: Path) -> None:
+    """Executed in place (so relative paths work); results and the copy go to tmp."""
+    import papermill
+
+    declared = papermill.inspect_notebook(str(path))
+    params = {"out": str(tmp_path / "out")} if "out" in declared else {}
+    executed = tmp_path / path.name
+    start = time.monotonic()
+    papermill.execute_notebook(
+        str(path), str(executed), parameters=params, cwd=str(path.parent), progress_bar=False
+    )
+    elapsed = time.monotonic() - start
+    print(f"{path.name}: {elapsed:.1f} s")
+    assert elapsed < RUN_LIMIT_S, f"{path.name} took {elapsed:.0f} s"
+    _outputs_without_errors(executed)
+
+
+@pytest.mark.slow
+def test_cli_runs_a_batch_job_into_one_folder(tmp_path: Path, capsys) -> None:
+    nb = NOTEBOOK_DIR / "01-quickstart.ipynb"
+    out = tmp_path / "batch"
+    args = ["notebook", str(nb), "-p", "overrides", yaml.safe_dump(TINY, default_flow_style=True)]
+    assert main([*args, "-p", "size", "full", "-o", str(out)]) == 0
+    assert f"notebook: {out / nb.name}" in capsys.readouterr().out
+    executed = _outputs_without_errors(out / nb.name)
+    injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert f'out = "{out.resolve()}"' in injected[0].source
+    ds = open_results(out / "results.nc")
+    assert list(ds["codec"].values) == ["none"]
+    assert ds.sizes["repeat"] == 1
+    assert "with overrides" in ds.attrs["spec"]
+
+
+@pytest.mark.slow
+def test_cli_reports_a_failing_cell_in_one_line(tmp_path: Path, capsys) -> None:
+    nb = NOTEBOOK_DIR / "01-quickstart.ipynb"
+    assert main(["notebook", str(nb), "-p", "spec", "missing.yaml", "-o", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("iotune: 01-quickstart.ipynb failed in cell ")
+    assert "SpecError: missing.yaml: cannot read spec" in err
+    assert f"(traceback in {tmp_path / nb.name})" in err
+    assert len(err.splitlines()) == 1
+
+
+# --- Binder's memory limit ---------------------------------------------------------
+
+
+def _memory_limit_wrapper(limit: int, cgroup_dir: Path) -> tuple[str, list[str]]:
+    """How to run a command under ``limit`` bytes here: (method, command prefix).
+
+    In order: a systemd scope (``systemd-run --scope -p MemoryMax``), a cgroup v2 of
+    our own (root, with the memory controller already delegated to the mount's root),
+    else ``prlimit --as`` (address space per process; the test then also samples the
+    resident memory of the whole process tree).
+    """
+    probe = ["systemd-run", "--quiet", "--scope", "-p", f"MemoryMax={limit}", "true"]
+    if shutil.which("systemd-run") and subprocess.run(probe, capture_output=True).returncode == 0:
+        return "systemd-run --scope -p MemoryMax", probe[:-1]
+    root = Path("/sys/fs/cgroup")
+    delegated = root / "cgroup.subtree_control"
+    if os.geteuid() == 0 and delegated.exists() and "memory" in delegated.read_text().split():
+        cgroup_dir.mkdir()
+        (cgroup_dir / "memory.max").write_text(str(limit))
+        (cgroup_dir / "memory.swap.max").write_text("0")
+        enter = f'echo $$ > {cgroup_dir}/cgroup.procs && exec "$@"'
+        return f"cgroup v2 {cgroup_dir}", ["sh", "-c", enter, "sh"]
+    if shutil.which("prlimit"):
+        return "prlimit --as (per process) + sampled tree RSS", ["prlimit", f"--as={limit}"]
+    pytest.skip("no way to limit memory here: no systemd-run, cgroup v2 memory or prlimit")
+
+
+def _tree_rss(pid: int) -> int:
+    """Resident bytes of ``pid`` and all its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+    return total
+
+
+@pytest.mark.slow
+def test_quickstart_fits_binder_memory(tmp_path: Path) -> None:
+    cgroup = Path(f"/sys/fs/cgroup/iotune-test-{os.getpid()}")
+    method, prefix = _memory_limit_wrapper(BINDER_MEMORY, cgroup)
+    papermill = [sys.executable, "-m", "papermill", "--no-progress-bar", "--cwd", str(NOTEBOOK_DIR)]
+    command = [
+        *prefix,
+        *papermill,
+        str(NOTEBOOK_DIR / "01-quickstart.ipynb"),
+        str(tmp_path / "01-quickstart.ipynb"),
+        "-p",
+        "out",
+        str(tmp_path / "out"),
+    ]
+    env = {**os.environ, "IOTUNE_SMALL": "1"}
+    peak, start = [0], time.monotonic()
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def sample() -> None:
+        while proc.poll() is None:
+            peak[0] = max(peak[0], _tree_rss(proc.pid))
+            time.sleep(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        output, _ = proc.communicate(timeout=180)
+    finally:
+        proc.kill()
+        sampler.join()
+        if cgroup.exists():
+            cgroup.rmdir()
+    elapsed = time.monotonic() - start
+    print(f"memory limit: {method}; {elapsed:.0f} s; peak tree RSS {peak[0] / 2**20:.0f} MiB")
+    assert proc.returncode == 0, f"under {method}:\n{output.decode()[-3000:]}"
+    assert elapsed < 180
+    assert peak[0] < BINDER_MEMORY, f"peak RSS {peak[0] / 2**20:.0f} MiB"
+    _outputs_without_errors(tmp_path / "01-quickstart.ipynb")
