@@ -36,6 +36,35 @@ class PrepareBackends(WorkerPlugin):
             get_backend(name).prepare_process()
 
 
+def jobqueue_options(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The dask-jobqueue cluster's keyword arguments for an ``execution.cluster`` mapping.
+
+    Parameters
+    ----------
+    spec
+        The validated ``execution.cluster`` (``memory`` in bytes).
+
+    Returns
+    -------
+    dict
+        Everything but ``kind`` and ``jobs``.  ``job_script_prologue`` (the
+        spec's, else the one in the jobqueue config) is preceded by exports of
+        the worker thread limits: the client's dask config does not reach a
+        worker the batch system starts.  Unset options keep dask-jobqueue's
+        defaults, e.g. ``python`` is this interpreter (``sys.executable``).
+    """
+    import dask
+
+    options = {k: v for k, v in spec.items() if k not in ("kind", "jobs") and v is not None}
+    prologue = options.get("job_script_prologue")
+    if prologue is None:
+        prologue = dask.config.get(f"jobqueue.{spec['kind']}.job-script-prologue", None) or []
+    # ${VAR:-1}: a value the user exported for the job wins, as with LocalCluster workers
+    limits = [f"export {k}=${{{k}:-{v}}}" for k, v in WORKER_ENVIRON.items()]
+    options["job_script_prologue"] = [*limits, *prologue]
+    return options
+
+
 def _jobqueue_cluster(spec: Mapping[str, Any]) -> Any:
     try:
         import dask_jobqueue
@@ -44,8 +73,10 @@ def _jobqueue_cluster(spec: Mapping[str, Any]) -> Any:
             "execution.cluster needs dask-jobqueue: pip install dask-jobqueue"
         ) from err
     kinds = {"slurm": dask_jobqueue.SLURMCluster, "pbs": dask_jobqueue.PBSCluster}
-    options = {k: v for k, v in spec.items() if k not in ("kind", "jobs") and v is not None}
-    cluster = kinds[spec["kind"]](**options)
+    try:
+        cluster = kinds[spec["kind"]](**jobqueue_options(spec))
+    except ValueError as err:  # e.g. no cores or memory in the spec nor the jobqueue config
+        raise UsageError(f"execution.cluster: {' '.join(str(err).split())}") from err
     cluster.scale(jobs=spec.get("jobs") or 1)
     return cluster
 
@@ -60,8 +91,10 @@ class DaskExecutor(Executor):
     scheduler
         Address of an existing scheduler; no cluster is started.
     cluster
-        dask-jobqueue settings (``kind``: slurm or pbs, cores, memory, walltime,
-        queue, account, job_extra_directives, jobs).
+        dask-jobqueue settings (``kind``: slurm or pbs, cores, processes, memory,
+        walltime, queue, account, job_extra_directives, job_script_prologue,
+        interface, python, local_directory, log_directory, jobs); see
+        :func:`jobqueue_options`.
     per_host
         Storage-bound trials allowed at once on one host.
     """
@@ -143,10 +176,15 @@ class DaskExecutor(Executor):
                 running.add(future)
 
         fill()
-        if pending and not meta:  # no worker at all yet (jobs still queued)
-            self.client.wait_for_workers(1, timeout=3600)
-            fill()
-        while meta:
+        while meta or pending:
+            if not meta:
+                # no worker to place a trial on: jobs still queued, or every worker
+                # restarting after a death; leaving now would drop the pending trials
+                self.client.wait_for_workers(1, timeout=3600)
+                fill()
+                if not meta:
+                    time.sleep(0.1)  # the worker left again before it got a trial
+                continue
             future = next(running)
             task, host, started = meta.pop(future)
             if host is not None:
