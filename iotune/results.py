@@ -213,6 +213,7 @@ def _attrs(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[str,
         "fsync": str(sweep.measure.fsync).lower(),
         "max_cold_residency": sweep.measure.max_cold_residency,
         "executor": sweep.execution.executor,
+        "cluster": _cluster_kind(sweep.execution),
         "per_host": sweep.execution.per_host,
         "contended": str(sweep.execution.contended).lower(),
         "started": _iso(min(starts)) if starts else "",
@@ -270,3 +271,12 @@ def open_results(path: str | Path) -> xr.Dataset:
             f"{target} has schema_version {shown!r}; this iotune reads {SCHEMA_VERSION}"
         )
     return ds
+
+
+def _cluster_kind(execution: Any) -> str:
+    """Where the trials ran: none (serial), local, scheduler, or the jobqueue kind."""
+    if execution.executor != "dask":
+        return "none"
+    if execution.cluster:
+        return str(execution.cluster["kind"])
+    return "scheduler" if execution.scheduler else "local"

@@ -76,6 +76,7 @@ def test_serial_localcluster_and_slurm_give_the_same_results(
         assert len(statuses) == TRIALS and set(statuses) == {"ok"}, (name, statuses)
         assert int(ds["write_MiBps"].notnull().sum()) == TRIALS, name
     assert [results[n].attrs["executor"] for n in runs] == ["serial", "dask", "dask"]
+    assert [results[n].attrs["cluster"] for n in runs] == ["none", "local", "slurm"]
 
     # the workers really were SLURM jobs: each wrote its log and joined the scheduler
     job_logs = sorted(logs.glob("dask-worker-*.err"))
