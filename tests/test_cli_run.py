@@ -74,6 +74,8 @@ def test_run_writes_results_with_the_documented_schema(acceptance_run):
             "size-vs-read-full.png",
             "size-vs-read-spatial.png",
             "size-vs-read-timeseries.png",
+            "heatmap-write.png",
+            "heatmap-read.png",
         ]
     )
     assert not list(out.glob("iotune-scratch-*"))
@@ -109,7 +111,7 @@ def test_show_and_plot_read_the_results(acceptance_run, tmp_path):
     assert "1x128x128" in shown.stdout and "read:spatial" in shown.stdout
     plotted = iotune("plot", out / "results.nc", "-o", tmp_path)
     assert plotted.returncode == 0, plotted.stderr
-    assert len(list(tmp_path.glob("*.png"))) == 8
+    assert len(list(tmp_path.glob("*.png"))) == 10
 
 
 def test_warm_reads_are_labelled_warm(make_spec, tmp_path):
@@ -159,6 +161,11 @@ def test_failing_trials_are_recorded_and_the_sweep_goes_on(make_spec, tmp_path):
     assert not list((tmp_path / "o").glob("iotune-scratch-*"))
 
 
+def _children(pid: int) -> list[int]:
+    tasks = Path(f"/proc/{pid}/task")
+    return [int(c) for t in tasks.iterdir() for c in (t / "children").read_text().split()]
+
+
 def _journal_ids(path: Path) -> list[str]:
     lines = path.read_text().splitlines()[1:]
     return [json.loads(line)["id"] for line in lines]
@@ -184,8 +191,14 @@ def test_kill_9_then_resume_measures_every_trial_exactly_once(make_spec, tmp_pat
         if journal.exists() and len(journal.read_text().splitlines()) >= 3:
             break
         time.sleep(0.05)
+    workers = _children(proc.pid)
+    assert workers, "the serial executor runs trials in a worker process"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()], "orphaned workers"
     before = _journal_ids(journal)
     assert 2 <= len(before) < 9, "the run should be killed mid-sweep"
     resumed = iotune("run", spec, "-o", out, "--resume", "--no-progress")

@@ -221,6 +221,8 @@ def test_all_figures_keys(ds: xr.Dataset) -> None:
         "read-full",
         "read-spatial",
         "read-timeseries",
+        "heatmap-write",
+        "heatmap-read",
         "size-vs-write",
         "size-vs-read-full",
         "size-vs-read-spatial",
@@ -231,7 +233,7 @@ def test_all_figures_keys(ds: xr.Dataset) -> None:
 
 def test_write_only_results_have_no_read_figures(ds: xr.Dataset) -> None:
     figures = all_figures(ds.drop_vars("read_MiBps"))
-    assert list(figures) == ["write", "size-vs-write"]
+    assert list(figures) == ["write", "heatmap-write", "size-vs-write"]
 
 
 def test_one_swept_parameter(ds: xr.Dataset) -> None:
@@ -241,7 +243,7 @@ def test_one_swept_parameter(ds: xr.Dataset) -> None:
     assert tick_labels(ax) == CODECS
     assert not fig.legends
     assert len(errorbars(ax)) == 1
-    assert set(all_figures(one)) >= {"write", "read-full", "size-vs-write"}
+    assert set(all_figures(one)) >= {"write", "read-full", "size-vs-write", "heatmap-read"}
 
 
 def test_nothing_swept_draws_a_bar(ds: xr.Dataset) -> None:
@@ -255,7 +257,7 @@ def test_nothing_swept_draws_a_bar(ds: xr.Dataset) -> None:
         s for c in ax.collections if isinstance(c, LineCollection) for s in c.get_segments()
     ]
     assert np.allclose(sorted(segments[0][:, 1]), [54.0, 66.0])
-    assert len(all_figures(single)) == 8
+    assert len(all_figures(single)) == 8  # no heatmaps: nothing was swept
 
 
 def test_missing_swept_attribute_falls_back_to_dims(ds: xr.Dataset) -> None:
@@ -277,7 +279,7 @@ def test_figures_can_be_made_in_worker_threads(ds: xr.Dataset) -> None:
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         figures = list(pool.map(all_figures, [ds] * 4))
-    assert all(len(f) == 8 for f in figures)
+    assert all(len(f) == 10 for f in figures)
 
 
 def test_all_failed_results_still_plot(ds: xr.Dataset) -> None:

@@ -1,0 +1,145 @@
+"""Helpers shared by the figure modules: selecting metrics, spreads over repeats, labels.
+
+matplotlib is imported inside the functions that need it, so importing :mod:`iotune.plot`
+stays cheap.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import xarray as xr
+
+from iotune.errors import ResultsError
+from iotune.units import format_size
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+_NOT_PARAMS = ("pattern", "repeat", "metric")
+_BYTE_DIMS = frozenset({"chunk_cache", "transfer_size", "stripe_size"})
+_METRIC_VARS = {"write": "write_MiBps", "read": "read_MiBps"}
+_MARKERS = "osD^vPX*<>hp"
+_NO_DATA = "no successful trials"
+_Style = tuple[object, str]  # (matplotlib colour, marker)
+
+
+def _params(ds: xr.Dataset) -> list[str]:
+    swept = ds.attrs.get("swept")
+    if swept is None:
+        return [str(d) for d in ds.dims if d not in _NOT_PARAMS]
+    names = swept.split() if isinstance(swept, str) else [str(s) for s in np.atleast_1d(swept)]
+    return [d for d in names if d in ds.dims]
+
+
+def _align(da: xr.DataArray, params: list[str]) -> xr.DataArray:
+    """Drop length-1 dims that are not parameters and order the rest as ``params``."""
+    keep = [*params, "repeat"]
+    for d in [d for d in da.dims if d not in keep]:
+        if da.sizes[d] != 1:
+            raise ResultsError(f"{da.name!r} varies along {d!r}, which is not a swept parameter")
+        da = da.isel({d: 0}, drop=True)
+    return da.transpose(*[d for d in keep if d in da.dims])
+
+
+def _per_point(var: xr.DataArray, like: xr.DataArray) -> np.ndarray:
+    """``var`` as an array laid out like ``like`` (dims it lacks are broadcast)."""
+    var = _align(var, [str(d) for d in like.dims])
+    return var.broadcast_like(like).transpose(*like.dims).values
+
+
+def _metric(ds: xr.Dataset, metric: str, pattern: str | None) -> tuple[xr.DataArray, str]:
+    """Select a throughput variable as (params..., repeat) and its y label."""
+    if metric not in _METRIC_VARS:
+        raise ResultsError(f"metric must be one of {sorted(_METRIC_VARS)}, got {metric!r}")
+    var = _METRIC_VARS[metric]
+    if var not in ds:
+        raise ResultsError(f"the results have no {var!r} variable")
+    da = ds[var]
+    if "pattern" in da.dims:
+        choices = [str(p) for p in ds["pattern"].values]
+        if pattern not in choices:
+            raise ResultsError(f"{metric} throughput needs pattern= one of {choices}")
+        da = da.sel(pattern=pattern)
+    elif pattern is not None:
+        raise ResultsError(f"{var!r} has no pattern dimension, so pattern= must be None")
+    ylabel = f"{metric} throughput ({da.attrs.get('units', 'MiB/s')})"
+    da = _align(da, _params(ds))
+    if "repeat" not in da.dims:
+        da = da.expand_dims("repeat", axis=-1)
+    return da, ylabel
+
+
+def _spread(da: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
+    """Median, minimum and maximum over repeats, ignoring NaN; all-NaN points stay NaN."""
+    return tuple(da.reduce(f, dim="repeat") for f in (_nanmedian, np.fmin.reduce, np.fmax.reduce))
+
+
+def _nanmedian(a: np.ndarray, axis: int) -> np.ndarray:
+    """``np.nanmedian`` without its all-NaN warning.
+
+    Failed points make all-NaN slices routine, and ``warnings.catch_warnings`` is not
+    thread-safe, so the warning is avoided rather than silenced.
+    """
+    a = np.sort(np.moveaxis(a, axis, -1), axis=-1)  # NaN sorts last
+    n = (~np.isnan(a)).sum(axis=-1, keepdims=True)
+    lo, hi = (np.take_along_axis(a, np.maximum(k, 0), axis=-1) for k in ((n - 1) // 2, n // 2))
+    return np.where(n > 0, (lo + hi) / 2, np.nan)[..., 0]
+
+
+def _value_labels(coord: xr.DataArray) -> list[str]:
+    """Labels for coordinate values; byte counts as ``64MiB``."""
+    is_bytes = coord.attrs.get("units") in ("bytes", "B") or coord.name in _BYTE_DIMS
+    labels = []
+    for v in coord.values.tolist():
+        if is_bytes and isinstance(v, int | float) and not isinstance(v, bool):
+            labels.append(format_size(v))
+        elif isinstance(v, float):
+            labels.append(f"{v:g}")
+        else:
+            labels.append(v.decode() if isinstance(v, bytes) else str(v))
+    return labels
+
+
+def _panel_grid(n: int, *, n_x: int, legend: bool) -> tuple[Figure, list[Axes], int]:
+    from matplotlib.figure import Figure
+
+    ncols = min(n, 3)
+    nrows = math.ceil(n / ncols)
+    width = min(8.0, max(4.0, 1.2 + 0.6 * n_x))
+    figsize = (width * ncols + (1.8 if legend else 0.3), 1.0 + 3.4 * nrows)
+    fig = Figure(figsize=figsize, layout="constrained")
+    flat = list(fig.subplots(nrows, ncols, squeeze=False, sharey=True).ravel())
+    for ax in flat[n:]:
+        ax.remove()
+    return fig, flat[:n], ncols
+
+
+def _styles(n: int) -> list[_Style]:
+    """One (colour, marker) per line; markers differ too so lines survive grey printing."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if n <= 10 else "tab20" if n <= 20 else "viridis"]
+    colors = cmap.colors[:n] if n <= 20 else cmap(np.linspace(0, 1, n)).tolist()
+    return [(c, _MARKERS[i % len(_MARKERS)]) for i, c in enumerate(colors)]
+
+
+def _legend_handles(labels: list[str], styles: list[_Style], *, line: bool = True) -> list:
+    from matplotlib.lines import Line2D
+
+    return [
+        Line2D([], [], color=c, marker=m, linestyle="-" if line else "none", label=label)
+        for label, (c, m) in zip(labels, styles, strict=False)
+    ]
+
+
+def _no_data(ax: Axes) -> None:
+    ax.text(0.5, 0.5, _NO_DATA, transform=ax.transAxes, ha="center", va="center", color="gray")
+
+
+def _title(ds: xr.Dataset, what: str, pattern: str | None) -> str:
+    title = f"{ds.attrs.get('name', 'sweep')}: {what}"
+    return f"{title}, {pattern} pattern" if pattern else title

@@ -1,0 +1,140 @@
+"""Each trial's throughput as a fraction of the calibrated device limit."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import xarray as xr
+
+from iotune.errors import ResultsError
+from iotune.plot._common import (
+    _align,
+    _legend_handles,
+    _no_data,
+    _params,
+    _spread,
+    _styles,
+    _title,
+    _value_labels,
+)
+from iotune.plot.pareto import _grid_points
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+VARIABLE = "fraction_of_limit"
+NO_LIMIT_NOTE = (
+    "fraction-of-limit figure skipped: the results carry no device limit "
+    "(run `iotune calibrate --scratch DIR` on the scratch file system before the sweep)"
+)
+_WIDTH = 0.7  # of a category's slot, over which its points are spread
+
+
+def has_limit(ds: xr.Dataset) -> bool:
+    """Whether ``ds`` carries ``fraction_of_limit`` (see :mod:`iotune.calibrate`)."""
+    return VARIABLE in ds and "metric" in ds[VARIABLE].dims
+
+
+def fraction_of_limit(ds: xr.Dataset) -> Figure:
+    """Plot every successful grid point's throughput as a fraction of the device limit.
+
+    One column of points per metric (``write``, ``read:<pattern>``), one point per
+    grid point at its median over repeats with a thin line from the minimum to the
+    maximum, coloured by ``codec`` (else the first swept parameter).  A dashed line
+    marks 1, the bandwidth ``iotune calibrate`` measured; the best point of each
+    column is labelled.  Throughput counts the raw (uncompressed) bytes, so a
+    compressed format can pass 1.
+
+    Parameters
+    ----------
+    ds
+        Results Dataset with ``fraction_of_limit`` over ``metric`` (and the
+        ``device_limit_*_MiBps`` attributes), as made by
+        :func:`iotune.calibrate.attach_limit`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ResultsError
+        The Dataset has no ``fraction_of_limit``.
+    """
+    from matplotlib.figure import Figure
+
+    if not has_limit(ds):
+        raise ResultsError(NO_LIMIT_NOTE)
+    params = _params(ds)
+    da = _align(ds[VARIABLE].transpose(..., "metric", "repeat"), [*params, "metric"])
+    metrics = [str(m) for m in da["metric"].values]
+    fig = Figure(figsize=(max(6.0, 1.9 * len(metrics) + 3.0), 5.5), layout="constrained")
+    ax = fig.subplots()
+    color_dim = "codec" if "codec" in params else (params[0] if params else None)
+    n_colors = da.sizes[color_dim] if color_dim else 1
+    colors = [c for c, _ in _styles(n_colors)]
+    index, names = _grid_points(da.isel(metric=0), params)
+    drawn = False
+    for col, metric in enumerate(metrics):
+        med, lo, hi = (a.transpose(*params).values.ravel() for a in _spread(da.sel(metric=metric)))
+        cidx = index[:, params.index(color_dim)] if color_dim else np.zeros(len(med), int)
+        drawn |= _draw_column(ax, col, med, lo, hi, [colors[c] for c in cidx], names)
+    if not drawn:
+        _no_data(ax)
+    ax.axhline(1.0, color="black", ls="--", lw=1, label="device limit (iotune calibrate)")
+    ax.set_xticks(range(len(metrics)), metrics)
+    ax.set_xlim(-0.6, len(metrics) - 0.4)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("operation")
+    ax.set_ylabel("throughput / device limit (1 = calibrated bandwidth)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+    if color_dim:
+        handles = _legend_handles(_value_labels(da[color_dim]), [(c, "o") for c in colors])
+        fig.legend(handles=handles, title=color_dim, loc="outside right upper")
+    fig.suptitle(_title(ds, "throughput as a fraction of the device limit", None) + _limits(ds))
+    return fig
+
+
+def _limits(ds: xr.Dataset) -> str:
+    write = ds.attrs.get("device_limit_write_MiBps")
+    read = ds.attrs.get("device_limit_read_MiBps")
+    if write is None or read is None:
+        return ""
+    return (
+        f"\nlimits: write {float(write):.0f} MiB/s, cold read {float(read):.0f} MiB/s; "
+        "markers: median of repeats, lines: min to max"
+    )
+
+
+def _draw_column(
+    ax: Axes,
+    col: int,
+    med: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    colors: list,
+    names: list[str],
+) -> bool:
+    """Spread one metric's points across its slot in rank order; label the best."""
+    ok = np.flatnonzero(np.isfinite(med))
+    if ok.size == 0:
+        return False
+    order = ok[np.argsort(med[ok])]
+    offsets = np.linspace(-_WIDTH / 2, _WIDTH / 2, len(order)) if len(order) > 1 else [0.0]
+    xs = col + np.asarray(offsets)
+    ax.vlines(xs, lo[order], hi[order], colors=[colors[i] for i in order], lw=1, alpha=0.6)
+    ax.scatter(xs, med[order], c=[colors[i] for i in order], s=22, zorder=3)
+    best = order[-1]
+    ax.annotate(
+        f"{names[best]}\n{med[best]:.2g}",
+        (col + offsets[-1], med[best]),
+        (0, 6),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        fontsize=7,
+    )
+    return True
