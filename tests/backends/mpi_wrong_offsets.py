@@ -10,14 +10,13 @@ import sys
 
 from iotune.platform import mpi_rank
 
-_original = mpi_rank.Rank._stream_data
+_original = mpi_rank.Rank._plan_stream
 
 
 def _mirrored(self):
-    data = _original(self)
+    _original(self)
     self.spans = mpi_rank.pieces(self.size - 1 - self.rank, self.params)
-    return data
 
 
-mpi_rank.Rank._stream_data = _mirrored
+mpi_rank.Rank._plan_stream = _mirrored
 mpi_rank.main(sys.argv[-1])
