@@ -43,3 +43,7 @@ clean:
 bench: $(STAMP)
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/memory.py --gib 4
+	$(BIN)/python benchmarks/dask_speedup.py
+	$(BIN)/python benchmarks/mpiio_vs_posix.py
+	@if command -v fio >/dev/null; then $(BIN)/python benchmarks/fidelity.py; \
+	else echo "fidelity.py skipped: fio is not installed (apt-get install fio)"; fi
