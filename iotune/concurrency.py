@@ -26,7 +26,6 @@ import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from iotune import measure
 from iotune.errors import IotuneError
 
 if TYPE_CHECKING:
@@ -49,9 +48,8 @@ def run_concurrent(task: TrialTask, workdir: Path, result: TrialResult, nprocs: 
     ConcurrencyError
         A child failed or died; its own message is included.
     """
-    from iotune.backends import get_backend
+    from iotune.trial import prepare_cache
 
-    backend = get_backend(task.trial.backend)
     children = [_start(task, workdir / f"p{k}", k) for k in range(nprocs)]
     try:
         _gather(children, "ready")
@@ -62,7 +60,7 @@ def run_concurrent(task: TrialTask, workdir: Path, result: TrialResult, nprocs: 
             result.stored = writes[0]["stored"]
             files = [Path(f) for w in writes for f in w["files"]]
             for pattern in task.read.patterns:
-                cache, fraction = _prepare(task, backend, files)
+                cache, fraction = prepare_cache(task, files)
                 reads = _all(children, {"op": "read", "repeat": repeat, "pattern": pattern})
                 entry = _combine(reads, None)
                 entry |= {"resident_fraction": fraction, "cache": cache}
@@ -71,19 +69,6 @@ def run_concurrent(task: TrialTask, workdir: Path, result: TrialResult, nprocs: 
     finally:
         for child in children:
             _stop(child)
-
-
-def _prepare(task: TrialTask, backend: Any, files: list[Path]) -> tuple[str, float]:
-    if backend.in_memory:
-        return "memory", 0.0
-    if task.measure.cache == "warm":
-        return "warm", measure.resident_fraction(files)
-    for _attempt in range(3):
-        measure.evict(files)
-        fraction = measure.resident_fraction(files)
-        if fraction <= task.measure.max_cold_residency:
-            return "cold", fraction
-    return "not-cold", fraction
 
 
 def _combine(runs: list[dict[str, Any]], write_bytes: int | None) -> dict[str, Any]:

@@ -208,7 +208,8 @@ def write_once(task: TrialTask, backend: Backend, path: Path, result: TrialResul
     return checksum
 
 
-def _prepare_cache(task: TrialTask, files: list[Path]) -> tuple[str, float]:
+def prepare_cache(task: TrialTask, files: list[Path]) -> tuple[str, float]:
+    """Evict ``files`` and verify it (cold reads), or measure residency (warm)."""
     if get_backend(task.trial.backend).in_memory:
         return "memory", 0.0
     if task.measure.cache == "warm":
@@ -231,7 +232,7 @@ def read_once(
     evict: bool = True,
 ) -> dict[str, Any]:
     """Read ``pattern`` once; ``evict=False`` when the caller prepared the cache."""
-    cache, fraction = _prepare_cache(task, backend.paths(path)) if evict else ("", float("nan"))
+    cache, fraction = prepare_cache(task, backend.paths(path)) if evict else ("", float("nan"))
     selections = access.selections(
         pattern, task.workload, task.read, align=align_of(task.trial.params)
     )
