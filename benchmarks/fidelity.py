@@ -31,6 +31,7 @@ import tempfile
 from pathlib import Path
 
 from iotune.plan import make_plan
+from iotune.provenance import free_page_reporting
 from iotune.spec import load_spec_text
 from iotune.trial import TrialTask, run_trial
 from iotune.units import format_size, parse_size
@@ -140,6 +141,8 @@ def main() -> None:
         f"file {format_size(size)}, transfers {format_size(block)}, {len(pairs)} pairs, "
         f"iotune residency before reads <= {max(p['iotune']['residency'] for p in pairs):.3f}"
     )
+    # a VM that hands freed pages to its host slows whichever side paused last
+    print(f"free page reporting: {free_page_reporting()} (docs/benchmarks.md)")
     head = ("operation", "iotune MiB/s", "fio MiB/s", "ratio", "min", "max")
     print("{:<10} {:>12} {:>10} {:>7} {:>6} {:>6}".format(*head))
     for row in summarise(pairs):

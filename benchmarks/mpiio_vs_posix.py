@@ -30,6 +30,7 @@ import tempfile
 from pathlib import Path
 
 from iotune.plan import make_plan
+from iotune.provenance import free_page_reporting
 from iotune.spec import load_spec_text
 from iotune.trial import TrialTask, run_trial
 from iotune.units import parse_size
@@ -107,6 +108,8 @@ def main() -> None:
         f"{args.size} in {args.transfer} transfers; mpiio: {args.nprocs} ranks, one shared file, "
         f"{args.io} I/O, default hints"
     )
+    # a VM that hands freed pages to its host slows whichever side paused last
+    print(f"free page reporting: {free_page_reporting()} (docs/benchmarks.md)")
     print(
         f"{'op':<6} {'baseline':<20} {'base MiB/s':>10} {'mpiio MiB/s':>11} {'ratio':>6} "
         f"{'min':>6} {'max':>6}"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from iotune import measure
 from iotune.errors import UsageError
-from iotune.provenance import mount_of
+from iotune.provenance import free_page_reporting, mount_of
 from iotune.units import format_size, parse_size
 
 if TYPE_CHECKING:
@@ -132,6 +132,7 @@ def calibrate(
         "mount": mount["mount"],
         "device": mount["device"],
         "host": socket.gethostname(),
+        "free_page_reporting": free_page_reporting(),
         "measured": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     if save:
@@ -355,5 +356,10 @@ def format_limit(limit: dict[str, Any]) -> str:
         lines.append(
             f"  warning: reads were not cold ({worst:.0%} of the file stayed in the page "
             "cache; this file system cannot evict it), so the read limit is a cache figure"
+        )
+    if limit.get("free_page_reporting", "").startswith("on"):
+        lines.append(
+            "  note: this machine returns freed memory to its hypervisor (free page "
+            "reporting); buffered writes that follow a pause run slower than tight loops"
         )
     return "\n".join(lines)

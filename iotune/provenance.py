@@ -43,6 +43,37 @@ def mount_of(path: Path) -> dict[str, str]:
     return best
 
 
+VIRTIO_BALLOON = "0x0005"
+VIRTIO_BALLOON_F_REPORTING = 5  # feature bit, virtio spec 5.5.3
+
+
+def free_page_reporting(sysfs: Path = Path("/sys")) -> str:
+    """Whether this (virtual) machine hands freed memory back to its host.
+
+    With virtio-balloon free page reporting, pages freed for longer than a
+    moment go back to the hypervisor and must be faulted in again when the page
+    cache next needs them, so a write that follows a pause (a new process, data
+    generation) runs slower than the same write in a tight loop.  Recorded so
+    that such figures can be told apart; see docs/benchmarks.md.
+    """
+    for device in sorted((sysfs / "bus/virtio/devices").glob("*")):
+        try:
+            kind = (device / "device").read_text().strip()
+            features = (device / "features").read_text().strip()
+        except OSError:
+            continue
+        if (
+            kind == VIRTIO_BALLOON
+            and features[VIRTIO_BALLOON_F_REPORTING : VIRTIO_BALLOON_F_REPORTING + 1] == "1"
+        ):
+            order = sysfs / "module/page_reporting/parameters/page_reporting_order"
+            try:
+                return f"on (virtio-balloon, page order {order.read_text().strip()})"
+            except OSError:
+                return "on (virtio-balloon)"
+    return "not detected"
+
+
 def git_commit() -> str:
     here = Path(__file__).resolve().parent
     try:
@@ -93,6 +124,7 @@ def collect(scratch: Path) -> dict[str, str]:
         "scratch_fs_type": mount["fs_type"],
         "scratch_mount": mount["mount"],
         "scratch_device": mount["device"],
+        "free_page_reporting": free_page_reporting(),
         "git_commit": git_commit(),
         "command": " ".join(sys.argv),
     }
