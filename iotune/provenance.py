@@ -66,12 +66,22 @@ def free_page_reporting(sysfs: Path = Path("/sys")) -> str:
             kind == VIRTIO_BALLOON
             and features[VIRTIO_BALLOON_F_REPORTING : VIRTIO_BALLOON_F_REPORTING + 1] == "1"
         ):
-            order = sysfs / "module/page_reporting/parameters/page_reporting_order"
-            try:
-                return f"on (virtio-balloon, page order {order.read_text().strip()})"
-            except OSError:
-                return "on (virtio-balloon)"
+            return "on (" + ", ".join(["virtio-balloon", *_reporting_params(sysfs)]) + ")"
     return "not detected"
+
+
+def _reporting_params(sysfs: Path) -> list[str]:
+    """The reporting granularity and, where the kernel has it, the hold-off time."""
+    params = sysfs / "module/page_reporting/parameters"
+    found = []
+    for name, label in (("page_reporting_order", "page order"), ("min_free_ms", "held ms")):
+        try:
+            value = (params / name).read_text().strip()
+        except OSError:
+            continue
+        if name == "page_reporting_order" or value not in {"", "0"}:
+            found.append(f"{label} {value}")
+    return found
 
 
 def git_commit() -> str:

@@ -50,3 +50,12 @@ def test_collect_records_it_beside_the_scratch_mount(tmp_path: Path) -> None:
     ].startswith("on (")
     assert attrs["scratch_mount"] == mount_of(tmp_path)["mount"]
     assert all(isinstance(v, str) for v in attrs.values())
+
+
+def test_a_hold_off_time_is_recorded_when_set(sysfs: Path) -> None:
+    _virtio(sysfs, "virtio0", "0x0005", _bits(5))
+    held = sysfs / "module/page_reporting/parameters/min_free_ms"
+    held.write_text("0\n")
+    assert free_page_reporting(sysfs) == "on (virtio-balloon, page order 9)"
+    held.write_text("60000\n")
+    assert free_page_reporting(sysfs) == "on (virtio-balloon, page order 9, held ms 60000)"
