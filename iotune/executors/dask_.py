@@ -9,6 +9,8 @@ host; if that dies too, the trial is recorded as failed and the sweep goes on.
 
 from __future__ import annotations
 
+import subprocess
+import tempfile
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -77,8 +79,46 @@ def _jobqueue_cluster(spec: Mapping[str, Any]) -> Any:
         cluster = kinds[spec["kind"]](**jobqueue_options(spec))
     except ValueError as err:  # e.g. no cores or memory in the spec nor the jobqueue config
         raise UsageError(f"execution.cluster: {' '.join(str(err).split())}") from err
+    try:
+        if spec["kind"] == "slurm":
+            check_job_script(cluster.job_script())
+    except UsageError:
+        cluster.close()
+        raise
     cluster.scale(jobs=spec.get("jobs") or 1)
     return cluster
+
+
+def check_job_script(script: str, *, sbatch: str = "sbatch") -> None:
+    """Ask SLURM whether it would take ``script`` (``sbatch --test-only``), submitting nothing.
+
+    dask-jobqueue submits from a background task and only logs a refusal, so a
+    wrong partition or account would otherwise show as workers that never come.
+
+    Raises
+    ------
+    UsageError
+        sbatch is missing or refuses the script, with sbatch's own reason.
+    """
+    with tempfile.NamedTemporaryFile("w", suffix=".sh", prefix="iotune-job-") as handle:
+        handle.write(script)
+        handle.flush()
+        try:
+            proc = subprocess.run(
+                [sbatch, "--test-only", handle.name], capture_output=True, text=True, timeout=60
+            )
+        except FileNotFoundError as err:
+            raise UsageError(
+                f"execution.cluster: kind 'slurm' needs {sbatch!r} on PATH; it was not found"
+            ) from err
+        except subprocess.TimeoutExpired as err:
+            raise UsageError(
+                "execution.cluster: 'sbatch --test-only' got no answer from SLURM in 60 s"
+            ) from err
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+        reason = lines[-1] if lines else f"exit code {proc.returncode}"
+        raise UsageError(f"execution.cluster: SLURM refuses the job script: {reason}")
 
 
 class DaskExecutor(Executor):

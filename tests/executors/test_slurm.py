@@ -12,7 +12,7 @@ import xarray as xr
 import yaml
 
 from iotune.errors import SpecError, UsageError
-from iotune.executors.dask_ import _jobqueue_cluster, jobqueue_options
+from iotune.executors.dask_ import _jobqueue_cluster, check_job_script, jobqueue_options
 from iotune.executors.environ import WORKER_ENVIRON
 from iotune.spec import CLUSTER_KEYS, load_spec_text
 
@@ -84,6 +84,43 @@ def test_serial_localcluster_and_slurm_give_the_same_results(
     for log in job_logs:
         assert "Registered to:" in log.read_text(), log.read_text()
     assert local_slurm.job_ids() == []  # closing the cluster cancelled its jobs
+
+
+@pytest.mark.slurm
+def test_a_partition_slurm_does_not_have_fails_at_once_with_slurms_reason(
+    local_slurm: LocalSlurm, make_spec, tmp_path: Path
+) -> None:
+    cluster = {"kind": "slurm", "cores": 1, "memory": "1GiB", "queue": "nosuch", "interface": "lo"}
+    spec = make_spec(SPEC | {"execution": {"executor": "dask", "cluster": cluster}})
+
+    proc = iotune(spec, "-o", tmp_path / "out", env=local_slurm.env)
+
+    # without the check the run waited 600 s for workers that were never submitted
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("iotune: error: execution.cluster: SLURM refuses the job script:"), line
+    assert "partition" in line.lower(), line
+    assert local_slurm.job_ids() == []
+
+
+@pytest.mark.slurm
+def test_a_job_script_slurm_takes_passes_and_submits_nothing(
+    local_slurm: LocalSlurm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SLURM_CONF", local_slurm.env["SLURM_CONF"])
+    script = "#!/usr/bin/env bash\n#SBATCH -p debug\n#SBATCH -n 1\n#SBATCH -t 00:01:00\ntrue\n"
+
+    check_job_script(script)
+
+    assert local_slurm.job_ids() == []
+
+
+def test_without_sbatch_the_check_names_the_missing_command() -> None:
+    with pytest.raises(
+        UsageError, match=r"^execution\.cluster: kind 'slurm' needs '/nonexistent/sbatch'"
+    ):
+        check_job_script("#!/bin/sh\n", sbatch="/nonexistent/sbatch")
 
 
 def test_job_script_runs_this_python_with_the_worker_thread_limits() -> None:
