@@ -20,7 +20,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from iotune.errors import UsageError
 from iotune.executors.base import Executor
-from iotune.executors.environ import WORKER_ENVIRON
+from iotune.executors.environ import WORKER_ENVIRON, adaptive_malloc_thresholds
 from iotune.trial import TrialResult, TrialTask, run_trial_captured
 
 ALLOWED_FAILURES = 1  # one retry after a worker death, then the trial is failed
@@ -33,6 +33,8 @@ class PrepareBackends(WorkerPlugin):
 
     def setup(self, worker: Any) -> None:
         from iotune.backends import backend_names, get_backend
+
+        adaptive_malloc_thresholds()
 
         for name in backend_names():
             get_backend(name).prepare_process()
