@@ -80,48 +80,8 @@ def to_dataset(
             patterns,
             trials,
         )
-    rdims, wdims = (*pdims, "pattern", "repeat"), (*pdims, "repeat")
-    data_vars: dict[str, Any] = {}
-    if any("concurrency" in t.params for t in plan.trials):
-        for name, (_key, units, long) in _PER_PROCESS_VARS.items():
-            dims = wdims if name.startswith("write") else rdims
-            data_vars[name] = (dims, arrays[name], {"units": units, "long_name": long})
-    for name, (_key, units, long) in _WRITE_VARS.items():
-        data_vars[name] = (wdims, arrays[name], {"units": units, "long_name": long})
-    for name, (_key, units, long) in _READ_VARS.items():
-        data_vars[name] = (rdims, arrays[name], {"units": units, "long_name": long})
-    data_vars["read_cache"] = (
-        rdims,
-        arrays["read_cache"],
-        {"long_name": "cache state of the read: cold, warm or not-cold"},
-    )
-    data_vars["read_bytes"] = (
-        (*pdims, "pattern"),
-        arrays["read_bytes"],
-        {"units": "bytes", "long_name": "bytes delivered per read"},
-    )
-    data_vars["read_ops"] = (
-        (*pdims, "pattern"),
-        arrays["read_ops"],
-        {"units": "1", "long_name": "selections per read"},
-    )
-    data_vars["file_bytes"] = (
-        pdims,
-        arrays["file_bytes"],
-        {"units": "bytes", "long_name": "stored size"},
-    )
-    data_vars["ratio"] = (
-        pdims,
-        arrays["ratio"],
-        {"units": "1", "long_name": "compression ratio (raw/stored)"},
-    )
-    for name, long in (
-        ("status", "ok, failed, not_applicable or pending"),
-        ("error", "why a point failed or does not apply"),
-        ("trial_id", "stable id of the trial that measured the point"),
-        ("effective", "effective parameters of the trial (JSON)"),
-    ):
-        data_vars[name] = (pdims, arrays[name], {"long_name": long})
+    concurrency = any("concurrency" in t.params for t in plan.trials)
+    data_vars = _variables(arrays, pdims, concurrency=concurrency)
     coords: dict[str, Any] = {d: list(plan.coords[d]) for d in pdims}
     coords["pattern"] = list(patterns)
     coords["repeat"] = np.arange(repeats)
@@ -135,6 +95,52 @@ def to_dataset(
     ds = ds.assign(mpi_vars)
     ds.attrs.update(mpi_attrs)
     return ds
+
+
+#: variables per configuration and pattern, then per configuration: (units, long_name);
+#: units None for labels
+_PATTERN_VARS = {
+    "read_bytes": ("bytes", "bytes delivered per read"),
+    "read_ops": ("1", "selections per read"),
+}
+_POINT_VARS = {
+    "file_bytes": ("bytes", "stored size"),
+    "ratio": ("1", "compression ratio (raw/stored)"),
+    "status": (None, "ok, failed, not_applicable or pending"),
+    "error": (None, "why a point failed or does not apply"),
+    "trial_id": (None, "stable id of the trial that measured the point"),
+    "effective": (None, "effective parameters of the trial (JSON)"),
+}
+
+
+def _variables(
+    arrays: Mapping[str, np.ndarray], pdims: tuple[str, ...], *, concurrency: bool
+) -> dict[str, Any]:
+    """The data variables over the parameter dimensions ``pdims``, with their attributes."""
+    rdims, wdims = (*pdims, "pattern", "repeat"), (*pdims, "repeat")
+
+    def attrs(units: str | None, long: str) -> dict[str, str]:
+        return {"long_name": long} if units is None else {"units": units, "long_name": long}
+
+    data_vars: dict[str, Any] = {}
+    if concurrency:
+        for name, (_key, units, long) in _PER_PROCESS_VARS.items():
+            dims = wdims if name.startswith("write") else rdims
+            data_vars[name] = (dims, arrays[name], attrs(units, long))
+    for name, (_key, units, long) in _WRITE_VARS.items():
+        data_vars[name] = (wdims, arrays[name], attrs(units, long))
+    for name, (_key, units, long) in _READ_VARS.items():
+        data_vars[name] = (rdims, arrays[name], attrs(units, long))
+    data_vars["read_cache"] = (
+        rdims,
+        arrays["read_cache"],
+        attrs(None, "cache state of the read: cold, warm or not-cold"),
+    )
+    for name, (units, long) in _PATTERN_VARS.items():
+        data_vars[name] = ((*pdims, "pattern"), arrays[name], attrs(units, long))
+    for name, (units, long) in _POINT_VARS.items():
+        data_vars[name] = (pdims, arrays[name], attrs(units, long))
+    return data_vars
 
 
 def _empty(shape: tuple[int, ...], npat: int, nrep: int) -> dict[str, np.ndarray]:

@@ -6,7 +6,6 @@ exit code, the stream and the absence of a traceback are what a user sees.
 
 from __future__ import annotations
 
-import copy
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -16,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.specs import DELETE, MINIMAL, changed
+
 FIXTURES = Path(__file__).parent / "fixtures" / "specs"
-MINIMAL = FIXTURES / "minimal.yaml"
-DELETE = object()
 
 
 def iotune(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -34,25 +33,6 @@ def iotune(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 def write_spec(path: Path, data: Any) -> Path:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
-
-
-def minimal() -> dict[str, Any]:
-    return yaml.safe_load(MINIMAL.read_text())
-
-
-def changed(changes: dict[str, Any]) -> dict[str, Any]:
-    """The minimal spec with dotted paths set (or deleted with DELETE)."""
-    data = copy.deepcopy(minimal())
-    for dotted, value in changes.items():
-        *parents, last = dotted.split(".")
-        node = data
-        for key in parents:
-            node = node.setdefault(key, {})
-        if value is DELETE:
-            del node[last]
-        else:
-            node[last] = value
-    return data
 
 
 def assert_usage_error(proc: subprocess.CompletedProcess[str], *words: str) -> str:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,10 +18,9 @@ from iotune.spec import (
     load_spec_text,
     parse_spec,
 )
+from tests.specs import DELETE, MINIMAL, changed, minimal
 
-MINIMAL = Path(__file__).parent / "fixtures" / "specs" / "minimal.yaml"
 SHAPE = {"time": 16, "y": 32, "x": 32}
-DELETE = object()
 
 
 def make(**sections: Any) -> Sweep:
@@ -34,25 +31,6 @@ def make(**sections: Any) -> Sweep:
 
 def param(sweep: Sweep, name: str) -> Parameter:
     return next(p for p in sweep.parameters if p.name == name)
-
-
-def minimal() -> dict[str, Any]:
-    return yaml.safe_load(MINIMAL.read_text())
-
-
-def changed(changes: dict[str, Any]) -> dict[str, Any]:
-    """The minimal spec with dotted paths set (or deleted with DELETE)."""
-    data = copy.deepcopy(minimal())
-    for dotted, value in changes.items():
-        *parents, last = dotted.split(".")
-        node = data
-        for key in parents:
-            node = node.setdefault(key, {})
-        if value is DELETE:
-            del node[last]
-        else:
-            node[last] = value
-    return data
 
 
 # --- defaults and structure -------------------------------------------------

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from iotune import codecs
+from iotune.backends._hdf5 import resolve_layout
 from iotune.backends.base import Backend, Reader, Selection, Writer
-from iotune.errors import NotApplicable, VerificationError
+from iotune.errors import VerificationError
 from iotune.spec import Workload
 from iotune.units import chunk_label, parse_chunk_label
 
@@ -93,20 +94,8 @@ class NetCDF4Backend(Backend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        if params.get("nprocs", 1) > 1:  # nprocs 1 is this backend's serial trial
-            raise NotApplicable(f"nprocs > 1: {cls.parallel_support()[1]}")
-        chunks = chunk_label(params.get("chunks", "auto"))
-        codec, notes = codecs.resolve(
-            params.get("codec", "none"), params.get("level"), params.get("shuffle")
-        )
-        if codec.name != "none" and chunks == "contiguous":
-            raise NotApplicable("compression needs chunked storage; 'contiguous' has none")
+        codec, effective, notes = resolve_layout(params, cls.parallel_support)
         codecs.netcdf4_encoding(codec)  # raises NotApplicable for what netCDF4 cannot do
-        cache = params.get("chunk_cache")
-        if cache is not None and chunks == "contiguous":
-            notes.append("chunk_cache does not apply to contiguous storage")
-            cache = None
-        effective = {"chunks": chunks, **_flat(codec), "chunk_cache": cache}
         return effective, notes
 
     @classmethod
@@ -140,7 +129,3 @@ class NetCDF4Backend(Backend):
         if params["chunks"] != "auto" and layout != params["chunks"]:
             raise VerificationError(f"file chunking is {layout}, asked {params['chunks']}")
         return {"layout": layout, "filters": filters}
-
-
-def _flat(codec: codecs.Codec) -> dict[str, Any]:
-    return {"codec": codec.name, "level": codec.level, "shuffle": codec.shuffle}
