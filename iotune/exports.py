@@ -177,6 +177,58 @@ def netcdf4_code(settings: Mapping[str, Any], target: Target) -> str:
     return code
 
 
+_H5PY_BLOSC_SHUFFLE = {"none": "NOSHUFFLE", "byte": "SHUFFLE", "bit": "BITSHUFFLE"}
+
+
+def h5py_filter_args(codec: codecs.Codec) -> list[str]:
+    """``create_dataset`` keyword text for a codec (hdf5plugin for the non-deflate filters)."""
+    family, level = codec.info.family, codec.level
+    shuffle = [f"shuffle={codec.shuffle == 'byte'}"]
+    if family == "none":
+        return []
+    if family == "zlib":
+        return ['compression="gzip"', f"compression_opts={level}", *shuffle]
+    if family == "blosc":
+        mode = _H5PY_BLOSC_SHUFFLE[codec.shuffle]
+        cname = codec.info.blosc_cname
+        return [
+            f"**hdf5plugin.Blosc(cname={cname!r}, clevel={level}, shuffle=hdf5plugin.Blosc.{mode})"
+        ]
+    maker = "BZip2(blocksize" if family == "bzip2" else "Zstd(clevel"
+    return [f"**hdf5plugin.{maker}={level})", *shuffle]
+
+
+def h5py_code(
+    settings: Mapping[str, Any], target: Target, *, hints: Mapping[str, Any] | None = None
+) -> str:
+    """h5py calls that create the dataset as measured; with the mpio driver when ``nprocs > 1``."""
+    codec, chunks = codec_of(settings), chunk_shape(settings)
+    nprocs = int(settings.get("nprocs") or 1)
+    lines = ["import h5py"]
+    if codec.info.family not in ("none", "zlib"):
+        # netCDF4's import points HDF5_PLUGIN_PATH at filters built for its own HDF5,
+        # and hdf5plugin then leaves them in place: h5py fails in the filter callback
+        lines += ["import hdf5plugin  # before netCDF4 is imported, if it is at all"]
+    opened = ['path, "w"']
+    if settings.get("chunk_cache") is not None:
+        opened.append(f"rdcc_nbytes={int(settings['chunk_cache'])}")
+    if nprocs > 1:
+        lines += ["from mpi4py import MPI", "info = MPI.Info.Create()"]
+        lines += [f"info.Set({k!r}, {v!r})" for k, v in _check_hints(hints or {}).items()]
+        opened += ['driver="mpio"', "comm=MPI.COMM_WORLD", "info=info"]
+    lines.append(f"f = h5py.File({', '.join(opened)})")
+    args = [repr(target.variable), f"shape={tuple(target.shape)}", f"dtype={target.dtype!r}"]
+    if chunks != "contiguous":
+        args.append(f"chunks={True if chunks == 'auto' else tuple(chunks)}")
+    lines.append(f"dset = f.create_dataset({', '.join(args + h5py_filter_args(codec))})")
+    if nprocs > 1 and settings.get("io", "collective") == "collective":
+        lines += [
+            "with dset.collective:  # every rank writes its own block of steps",
+            "    dset[start:stop] = block",
+        ]
+    return "\n".join(lines)
+
+
 # --- command-line tools -------------------------------------------------------------
 
 
@@ -322,6 +374,7 @@ def all_exports(
             "nccopy": lambda: _command(
                 ["nccopy", *nccopy_args(settings, target), "in.nc", "out.nc"]
             ),
+            "h5py_create_dataset": lambda: {"text": h5py_code(settings, target, hints=hints)},
             "h5repack": lambda: _command(
                 ["h5repack", *h5repack_args(settings, target), "in.h5", "out.h5"]
             ),

@@ -118,7 +118,7 @@ def _resolve(backend: str, given: dict[str, Any], sweep: Sweep):
     own = {k: v for k, v in given.items() if k in cls.parameters}
     if "hints" in own:  # swept by name; the backend needs the set's keys and values
         own["hint_values"] = dict(sweep.hints.get(own["hints"], {}))
-    if getattr(cls, "launched", False) and sweep.execution.launcher:
+    if cls.launches(own) and sweep.execution.launcher:
         own["launcher"] = sweep.execution.launcher
     generic = {k: v for k, v in given.items() if k in GENERIC_PARAMETERS}
     foreign = [

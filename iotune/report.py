@@ -19,6 +19,7 @@ _TITLES = {
     "xarray_zarr_encoding": "xarray, Zarr v3 (ds.to_zarr(path, encoding=encoding))",
     "netcdf4_create_variable": "netCDF4-python",
     "nccopy": "nccopy (rewrite an existing netCDF-4 file)",
+    "h5py_create_dataset": "h5py (write the file as measured)",
     "h5repack": "h5repack (rewrite an existing HDF5/netCDF-4 file)",
     "lfs_setstripe": "Lustre striping of the output directory",
     "mpich_mpiio_hints": "MPI-IO hints, Cray/HPE MPICH",

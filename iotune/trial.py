@@ -80,7 +80,7 @@ def run_trial(task: TrialTask) -> TrialResult:
         workdir.mkdir(parents=True)
         backend = get_backend(task.trial.backend)()
         backend.import_library()  # so no trial's timing pays for the import
-        if getattr(backend, "launched", False):  # ranks of its own (mpiio): no slabs here
+        if backend.launches(task.trial.params):  # ranks of its own (MPI): no slabs here
             backend.run_launched(task, workdir, result)
             return result
         nprocs = int(task.trial.params.get("concurrency", 1))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import netCDF4
@@ -13,7 +15,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from iotune import exports
+from iotune import codecs, exports
 from iotune.errors import NotApplicable
 from iotune.exports import Target
 
@@ -170,6 +172,48 @@ def test_zarr_encoding_code_runs(codec: str, tmp_path: Path) -> None:
     }[codec]
     assert names == expected
     assert np.array_equal(array[:], sample().tas.values)
+
+
+_H5PY_CHECK = """
+import json, numpy as np
+data = np.arange(np.prod(dset.shape), dtype=dset.dtype).reshape(dset.shape) % 1000
+dset[...] = data
+f.close()
+with h5py.File(path) as fh:
+    d = fh["tas"]
+    plist = d.id.get_create_plist()
+    print(json.dumps({
+        "chunks": d.chunks,
+        "filters": [plist.get_filter(i)[0] for i in range(plist.get_nfilters())],
+        "equal": bool(np.array_equal(d[...], data)),
+    }))
+"""
+
+
+@pytest.mark.parametrize("codec", ["zlib", "bzip2", "zstd", "blosc-lz4", "none"])
+def test_h5py_code_writes_the_layout_the_sweep_measured(codec: str, tmp_path: Path) -> None:
+    params = {**settings(codec), "chunk_cache": 2**20}
+    code = exports.h5py_code(params, TARGET)
+    # a fresh interpreter, as a pasted snippet runs: this one has imported netCDF4,
+    # which set HDF5_PLUGIN_PATH to its own filters for the process and its children
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_PLUGIN_PATH"}
+    script = f"path = {str(tmp_path / 'h.h5')!r}\n{code}\n{_H5PY_CHECK}"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["chunks"] == [8, 16, 16] and got["equal"]
+    assert got["filters"] == codecs.h5py_expected_filters(exports.codec_of(params))
+
+
+def test_h5py_code_for_parallel_trials_uses_mpio_with_the_hints_and_collective_io() -> None:
+    params = {**settings("zlib"), "nprocs": 4, "io": "collective"}
+    code = exports.h5py_code(params, TARGET, hints={"romio_cb_write": "disable", "cb_nodes": 2})
+    assert 'driver="mpio", comm=MPI.COMM_WORLD, info=info' in code
+    assert "info.Set('romio_cb_write', 'disable')" in code and "info.Set('cb_nodes', '2')" in code
+    assert "with dset.collective:" in code
+    compile(code, "h5py_code", "exec")
+    independent = exports.h5py_code({**params, "codec": "none", "io": "independent"}, TARGET)
+    assert "collective" not in independent and "info = MPI.Info.Create()" in independent
 
 
 def check_file(path: Path, codec: str, chunks: list[int] | str) -> None:

@@ -32,11 +32,13 @@ def resolve_layout(
     ------
     NotApplicable
         For parallel trials without a parallel build, and for compression on
-        contiguous storage.
+        contiguous storage.  ``nprocs`` itself is the backend's to resolve.
     """
     # nprocs 1 is these backends' serial trial
     if params.get("nprocs", 1) > 1:
-        raise NotApplicable(f"nprocs > 1: {parallel_support()[1]}")
+        parallel, why = parallel_support()
+        if not parallel:
+            raise NotApplicable(f"nprocs > 1: {why}")
     chunks = chunk_label(params.get("chunks", "auto"))
     codec, notes = codecs.resolve(
         params.get("codec", "none"), params.get("level"), params.get("shuffle")

@@ -78,6 +78,15 @@ class Backend(ABC):
         """Adjust a fresh worker process before the backend's library is imported."""
 
     @classmethod
+    def launches(cls, params: Mapping[str, Any]) -> bool:
+        """Whether a trial with ``params`` runs as launched MPI ranks (``run_launched``).
+
+        Such a trial is not driven slab by slab in the trial's process: the
+        backend's ``run_launched(task, workdir, result)`` starts the ranks.
+        """
+        return False
+
+    @classmethod
     def import_library(cls) -> None:
         """Import what the backend uses, outside any timed span."""
         import importlib

@@ -5,21 +5,26 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from iotune import codecs
 from iotune.backends._hdf5 import resolve_layout
 from iotune.backends.base import Backend, Reader, Selection, Writer
-from iotune.errors import VerificationError
+from iotune.errors import NotApplicable, VerificationError
 from iotune.spec import Workload
 from iotune.units import chunk_label, parse_chunk_label
 
+if TYPE_CHECKING:
+    from iotune.trial import TrialResult, TrialTask
+
 DATASET = "data"
+#: each rank of a parallel trial holds its block in memory, as benchio does
+MAX_RANK_BLOCK = 2 * 2**30
 
 
-def _cache_kwargs(params: Mapping[str, Any], workload: Workload) -> dict[str, Any]:
+def cache_kwargs(params: Mapping[str, Any], workload: Workload) -> dict[str, Any]:
     """``rdcc_*`` keywords; the slot count follows HDF5's advice (prime, ~10x the chunks held)."""
     size = params.get("chunk_cache")
     if size is None:
@@ -42,26 +47,36 @@ def _prime_at_least(n: int) -> int:
     return n
 
 
+def create_dataset(file: Any, workload: Workload, params: Mapping[str, Any]) -> Any:
+    """Create the workload's dataset in an open ``h5py.File`` with the trial's layout.
+
+    Serial and parallel (``driver="mpio"``) trials share it, so both store the
+    same layout; in a parallel file every rank calls it with the same values.
+    """
+    codec = codecs.Codec.from_dict(_codec_dict(params))
+    chunks = parse_chunk_label(params["chunks"])
+    if chunks == "auto":
+        chunks = True if codec.name != "none" else None
+    elif chunks == "contiguous":
+        chunks = None
+    dset = file.create_dataset(
+        DATASET,
+        shape=workload.shape,
+        dtype=workload.dtype,
+        chunks=chunks,
+        **codecs.h5py_encoding(codec),
+    )
+    for axis, dim in enumerate(workload.dims):
+        dset.attrs[f"dim{axis}"] = dim
+    return dset
+
+
 class _H5Writer(Writer):
     def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
         import h5py
 
-        self._file = h5py.File(path, "w", **_cache_kwargs(params, workload))
-        codec = codecs.Codec.from_dict(_codec_dict(params))
-        chunks = parse_chunk_label(params["chunks"])
-        if chunks == "auto":
-            chunks = True if codec.name != "none" else None
-        elif chunks == "contiguous":
-            chunks = None
-        self._dset = self._file.create_dataset(
-            DATASET,
-            shape=workload.shape,
-            dtype=workload.dtype,
-            chunks=chunks,
-            **codecs.h5py_encoding(codec),
-        )
-        for axis, dim in enumerate(workload.dims):
-            self._dset.attrs[f"dim{axis}"] = dim
+        self._file = h5py.File(path, "w", **cache_kwargs(params, workload))
+        self._dset = create_dataset(self._file, workload, params)
 
     def write(self, start: int, data: np.ndarray) -> None:
         self._dset[start : start + data.shape[0]] = data
@@ -74,7 +89,7 @@ class _H5Reader(Reader):
     def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
         import h5py
 
-        self._file = h5py.File(path, "r", **_cache_kwargs(params, workload))
+        self._file = h5py.File(path, "r", **cache_kwargs(params, workload))
         self._dset = self._file[DATASET]
 
     def read(self, selection: Selection) -> np.ndarray:
@@ -94,24 +109,91 @@ class H5pyBackend(Backend):
     name = "h5py"
     library = "h5py"
     suffix = ".h5"
-    parameters = ("chunks", "codec", "level", "shuffle", "chunk_cache", "nprocs")
-    description = "HDF5 files via h5py (+ hdf5plugin filters)"
+    parameters = (
+        "chunks",
+        "codec",
+        "level",
+        "shuffle",
+        "chunk_cache",
+        "nprocs",
+        "io",
+        "hints",
+    )
+    description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
 
     @classmethod
     def parallel_support(cls) -> tuple[bool, str]:
-        """Whether h5py was built against parallel HDF5 (``h5py.get_config().mpi``)."""
+        """Whether ``nprocs > 1`` can run: h5py built against parallel HDF5, and a launcher."""
         import h5py
 
         if not h5py.get_config().mpi:
             return False, f"h5py {h5py.__version__} was built without MPI (serial HDF5)"
-        return False, "h5py has MPI, but iotune's parallel HDF5 trials are not implemented yet"
+        from iotune.platform.mpi import find_mpiexec
+
+        try:
+            import mpi4py
+        except ImportError as err:
+            return False, f"h5py was built with MPI but mpi4py does not import: {err}"
+        where = find_mpiexec() or "no mpiexec found: set execution.launcher"
+        return True, (
+            f"parallel HDF5 {h5py.version.hdf5_version} (driver mpio, mpi4py "
+            f"{mpi4py.__version__}, {where})"
+        )
+
+    @classmethod
+    def launches(cls, params: Mapping[str, Any]) -> bool:
+        """Trials of more than one process run as launched ranks with the mpio driver."""
+        return int(params.get("nprocs") or 1) > 1
 
     @classmethod
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        _, effective, notes = resolve_layout(params, cls.parallel_support)
+        codec, effective, notes = resolve_layout(params, cls.parallel_support)
+        n = int(params.get("nprocs", 1))
+        if n == 1:
+            notes += [f"{k} applies only to nprocs > 1" for k in ("io", "hints") if k in params]
+            return effective, notes
+        if workload.shape[0] < n:
+            raise NotApplicable(
+                f"nprocs {n}: each rank writes a block along {workload.dims[0]}, "
+                f"which has only {workload.shape[0]} steps"
+            )
+        if -(-workload.nbytes // n) > MAX_RANK_BLOCK:
+            raise NotApplicable(f"each of {n} ranks would hold more than 2GiB in memory")
+        io = params.get("io", "collective")
+        if io == "independent" and codec.name != "none":
+            # HDF5 writes filtered chunks in parallel only through collective I/O
+            raise NotApplicable("compressed parallel HDF5 writes need io: collective")
+        effective |= {"nprocs": n, "io": io}
+        if "hints" in params:
+            effective |= {"hints": params["hints"], "hint_values": dict(params["hint_values"])}
+        if "launcher" in params:
+            effective["launcher"] = params["launcher"]
         return effective, notes
+
+    def run_launched(self, task: TrialTask, workdir: Path, result: TrialResult) -> None:
+        """Launch ``nprocs`` ranks that write and read one file with the mpio driver.
+
+        Raises
+        ------
+        VerificationError
+            A rank read back other values than it wrote, or the file's layout
+            or contents differ from what was asked.
+        MpiError
+            The launcher or a rank failed.
+        """
+        from iotune.platform import lustre, mpi
+
+        params = task.trial.params
+        data = workdir / "data"
+        stripe = lustre.prepare(data, count=None, size=None)
+        hints = dict(params.get("hint_values") or {})
+        report = mpi.launch_trial(
+            task, workdir, data, hints=hints, stripe=stripe, program="iotune.platform.hdf5_rank"
+        )
+        mpi.fill_result(result, report, total=task.workload.nbytes, ops=int(params["nprocs"]))
+        result.stored = mpi.stored_info(report, params=params, hints=hints, stripe=stripe)
 
     @classmethod
     def prepare_process(cls) -> None:

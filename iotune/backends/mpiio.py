@@ -22,13 +22,12 @@ Access patterns (``access``):
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from iotune.backends.base import Backend, Reader, Writer
-from iotune.errors import NotApplicable, UsageError, VerificationError
+from iotune.errors import NotApplicable, UsageError
 from iotune.spec import Workload
 from iotune.units import format_size
 
@@ -77,8 +76,11 @@ class MpiioBackend(Backend):
         "stripe_size",
     )
     description = "MPI-IO via mpi4py from N launched ranks (IOR / benchio-like)"
-    #: trials run as launched ranks through :meth:`run_launched`, not slab by slab
-    launched: ClassVar[bool] = True
+
+    @classmethod
+    def launches(cls, params: Mapping[str, Any]) -> bool:
+        """Every mpiio trial runs as launched ranks, even with one process."""
+        return True
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -177,8 +179,6 @@ class MpiioBackend(Backend):
         from iotune.platform import lustre, mpi
 
         params = task.trial.params
-        if int(params.get("concurrency", 1)) > 1:
-            raise UsageError("concurrency does not apply to mpiio; sweep nprocs instead")
         data = workdir / "data"
         stripe = lustre.prepare(
             data, count=params.get("stripe_count"), size=params.get("stripe_size")
@@ -188,65 +188,16 @@ class MpiioBackend(Backend):
             # -1 (all OSTs) and 0 (default) exist only for lfs; the directory carries them
             requested = {k: v for k, v in stripe["requested"].items() if v > 0}
             hints |= {_STRIPE_HINTS[k]: str(v) for k, v in requested.items()}
-        job = {
-            "params": params,
-            "workload": dataclasses.asdict(task.workload),
-            "measure": dataclasses.asdict(task.measure),
-            "dir": str(data),
-            "hints": hints,
-            "striped": stripe["applied"],
-        }
-        report = mpi.launch(job, workdir, launcher=params.get("launcher"))
-        fill_result(result, report, params=params, workload=task.workload)
-        first = report["repeats"][0]
-        result.stored = {
-            "ranks": report["ranks"],
-            "mpi_library": report["library"],
-            "launcher": params.get("launcher") or mpi.DEFAULT_LAUNCHER,
-            "hints_requested": hints,
-            "hints_effective": first["hints"],
-            "hints_ignored": {
-                k: {"requested": v, "effective": first["hints"].get(k)}
-                for k, v in hints.items()
-                if first["hints"].get(k) != v
-            },
-            "stripe": {**stripe, "layout": first["layout"]},
-        }
-
-
-def fill_result(
-    result: TrialResult, report: dict[str, Any], *, params: Mapping[str, Any], workload: Workload
-) -> None:
-    """Aggregate per-rank timings: the slowest rank's time, all bytes over it.
-
-    Raises
-    ------
-    VerificationError
-        A repeat's read-back check failed.
-    """
-    from iotune.platform.mpi import total_bytes
-
-    total = total_bytes(dict(params), workload)
-    block3d = params["access"] == "block3d"
-    calls = 1 if block3d else int(params["block_size"]) // int(params["transfer_size"])
-    ops = int(params["nprocs"]) * calls
-    result.raw_bytes = total
-    for rep in report["repeats"]:
-        bad = [r for r, ok in enumerate(rep["crc_ok"]) if not ok]
-        if bad:
-            raise VerificationError(
-                f"rank(s) {', '.join(map(str, bad))} read back other bytes than they wrote (crc32)"
-            )
-        if rep["check"]:
-            raise VerificationError(f"{rep['check']} (POSIX read-back of the file)")
-        slow, fast = max(rep["write_s"]), min(rep["write_s"])
-        result.write.append(
-            {"s": slow, "cpu_s": sum(rep["write_cpu_s"]), "MiBps": total / MiB / slow}
-            | {"s_fastest_rank": fast}
+        report = mpi.launch_trial(
+            task, workdir, data, hints=hints, stripe=stripe, program="iotune.platform.mpi_rank"
         )
-        slow, fast = max(rep["read_s"]), min(rep["read_s"])
-        entry = {"s": slow, "cpu_s": sum(rep["read_cpu_s"]), "bytes": total, "ops": ops}
-        entry |= {"MiBps": total / MiB / slow, "ops_per_s": ops / slow, "s_fastest_rank": fast}
-        entry |= {"resident_fraction": rep["resident_fraction"], "cache": rep["cache"]}
-        result.reads.setdefault("full", []).append(entry)
-    result.file_bytes = report["repeats"][0]["file_bytes"]
+        calls = (
+            1 if params["access"] == "block3d" else params["block_size"] // params["transfer_size"]
+        )
+        mpi.fill_result(
+            result,
+            report,
+            total=mpi.total_bytes(dict(params), task.workload),
+            ops=int(params["nprocs"]) * int(calls),
+        )
+        result.stored = mpi.stored_info(report, params=params, hints=hints, stripe=stripe)

@@ -15,20 +15,26 @@ trusting the offsets the ranks computed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.errors import IotuneError, UsageError
+from iotune.errors import IotuneError, UsageError, VerificationError
 from iotune.spec import Workload
 from iotune.workload import Field
 
+if TYPE_CHECKING:
+    from iotune.trial import TrialResult, TrialTask
+
+MiB = 2**20
 DEFAULT_LAUNCHER = "mpiexec -n {nprocs}"
 #: generous: a launch runs every repeat of a trial
 TIMEOUT_S = 3600.0
@@ -158,8 +164,14 @@ def expected_files(params: dict[str, Any], workload: Workload) -> list[tuple[str
     return [("shared.dat", 0, total_bytes(params, workload))]
 
 
-def launch(job: dict[str, Any], workdir: Path, *, launcher: str | None) -> dict[str, Any]:
-    """Run the rank program on ``job`` and return rank 0's report.
+def launch(
+    job: dict[str, Any],
+    workdir: Path,
+    *,
+    launcher: str | None,
+    program: str = "iotune.platform.mpi_rank",
+) -> dict[str, Any]:
+    """Run the rank program (a module run with ``python -m``) on ``job``; return rank 0's report.
 
     Raises
     ------
@@ -173,7 +185,7 @@ def launch(job: dict[str, Any], workdir: Path, *, launcher: str | None) -> dict[
         *launcher_command(launcher, int(job["params"]["nprocs"])),
         sys.executable,
         "-m",
-        "iotune.platform.mpi_rank",
+        program,
         str(jobfile),
     ]
     try:
@@ -191,3 +203,96 @@ def launch(job: dict[str, Any], workdir: Path, *, launcher: str | None) -> dict[
         tail = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
         raise MpiError(f"{shlex.join(command[:3])} ... exited with {done.returncode}: {tail}")
     return json.loads(report.read_text())
+
+
+def launch_trial(
+    task: TrialTask,
+    workdir: Path,
+    data: Path,
+    *,
+    hints: dict[str, str],
+    stripe: dict[str, Any],
+    program: str,
+) -> dict[str, Any]:
+    """Launch ``program``'s ranks for every repeat of ``task``, writing under ``data``.
+
+    Returns
+    -------
+    dict
+        Rank 0's report: ``ranks``, ``library`` and one entry per repeat.
+
+    Raises
+    ------
+    UsageError
+        The trial asks for ``concurrency`` (ranks are the concurrency here).
+    MpiError
+        The launcher or a rank failed.
+    """
+    params = task.trial.params
+    if int(params.get("concurrency", 1)) > 1:
+        raise UsageError(
+            f"concurrency does not apply to {task.trial.backend} with ranks; sweep nprocs"
+        )
+    job = {
+        "params": params,
+        "workload": dataclasses.asdict(task.workload),
+        "measure": dataclasses.asdict(task.measure),
+        "dir": str(data),
+        "hints": hints,
+        "striped": stripe["applied"],
+    }
+    return launch(job, workdir, launcher=params.get("launcher"), program=program)
+
+
+def fill_result(result: TrialResult, report: dict[str, Any], *, total: int, ops: int) -> None:
+    """Aggregate per-rank timings: the slowest rank's time, all ``total`` bytes over it.
+
+    Raises
+    ------
+    VerificationError
+        A repeat's read-back check failed.
+    """
+    result.raw_bytes = total
+    for rep in report["repeats"]:
+        bad = [r for r, ok in enumerate(rep["crc_ok"]) if not ok]
+        if bad:
+            raise VerificationError(
+                f"rank(s) {', '.join(map(str, bad))} read back other bytes than they wrote (crc32)"
+            )
+        if rep["check"]:
+            raise VerificationError(rep["check"])  # says how the file was read back
+        slow, fast = max(rep["write_s"]), min(rep["write_s"])
+        result.write.append(
+            {"s": slow, "cpu_s": sum(rep["write_cpu_s"]), "MiBps": total / MiB / slow}
+            | {"s_fastest_rank": fast}
+        )
+        slow, fast = max(rep["read_s"]), min(rep["read_s"])
+        entry = {"s": slow, "cpu_s": sum(rep["read_cpu_s"]), "bytes": total, "ops": ops}
+        entry |= {"MiBps": total / MiB / slow, "ops_per_s": ops / slow, "s_fastest_rank": fast}
+        entry |= {"resident_fraction": rep["resident_fraction"], "cache": rep["cache"]}
+        result.reads.setdefault("full", []).append(entry)
+    result.file_bytes = report["repeats"][0]["file_bytes"]
+
+
+def stored_info(
+    report: dict[str, Any],
+    *,
+    params: Mapping[str, Any],
+    hints: dict[str, str],
+    stripe: dict[str, Any],
+) -> dict[str, Any]:
+    """What a launched trial keeps beside its timings: the MPI library, hints and striping."""
+    first = report["repeats"][0]
+    return {
+        "ranks": report["ranks"],
+        "mpi_library": report["library"],
+        "launcher": params.get("launcher") or DEFAULT_LAUNCHER,
+        "hints_requested": hints,
+        "hints_effective": first["hints"],
+        "hints_ignored": {
+            k: {"requested": v, "effective": first["hints"].get(k)}
+            for k, v in hints.items()
+            if first["hints"].get(k) != v
+        },
+        "stripe": {**stripe, "layout": first["layout"]},
+    }

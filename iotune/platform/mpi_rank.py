@@ -19,6 +19,7 @@ import os
 import sys
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,8 @@ CHECK_CHUNK = 16 * 2**20
 WINDOW = 32 * 2**20
 
 
-def _workload(data: dict[str, Any]) -> Workload:
+def workload_of(data: dict[str, Any]) -> Workload:
+    """The workload of a job description (JSON has lists where it has tuples)."""
     return Workload(**{**data, "dims": tuple(data["dims"]), "shape": tuple(data["shape"])})
 
 
@@ -55,7 +57,7 @@ class Rank:
         from mpi4py import MPI
 
         self.MPI, self.comm, self.job = MPI, comm, job
-        self.params, self.workload = job["params"], _workload(job["workload"])
+        self.params, self.workload = job["params"], workload_of(job["workload"])
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.dir = Path(job["dir"])
         self.fpp = self.params["layout"] == "fpp"
@@ -191,8 +193,12 @@ class Rank:
         return wall, cpu, crc == self.crc
 
 
-def _evict(rank: Rank, files: list[Path], measure_spec: dict[str, Any]) -> tuple[str, float]:
-    """One rank per node drops the files from its page cache; the worst residency wins."""
+def evict(rank: Any, files: list[Path], measure_spec: dict[str, Any]) -> tuple[str, float]:
+    """One rank per node drops the files from its page cache; the worst residency wins.
+
+    ``rank`` is any object with the ``comm`` and ``MPI`` of the job.  Returns
+    the cache state (``cold``, ``warm`` or ``not-cold``) and the residency.
+    """
     node = rank.comm.Split_type(rank.MPI.COMM_TYPE_SHARED)
     cache, fraction = None, 0.0
     if node.Get_rank() == 0:
@@ -232,18 +238,22 @@ def check_files(directory: Path, params: dict[str, Any], workload: Workload) -> 
                 want = stream(workload, start + offset, n, field=field)
                 if got.size != n or not np.array_equal(got, want):
                     bad = int(np.argmax(got != want[: got.size])) if got.size else 0
-                    return f"{name} differs from the data written at byte {offset + bad}"
+                    return (
+                        f"{name} differs from the data written at byte {offset + bad} "
+                        "(POSIX read-back of the file)"
+                    )
         finally:
             os.close(fd)
     return ""
 
 
-def _repeat(rank: Rank, job: dict[str, Any]) -> dict[str, Any] | None:
+def repeat(rank: Rank, job: dict[str, Any]) -> dict[str, Any] | None:
+    """Measure one repeat on every rank; rank 0 returns its entry of the report."""
     files = [rank.dir / name for name, _, _ in expected_files(rank.params, rank.workload)]
     w_s, w_cpu, hints = rank.write(fsync=job["measure"]["fsync"])
     stored = sum(p.stat().st_size for p in files) if rank.rank == 0 else 0
     layout = lustre.getstripe(files[0]) if rank.rank == 0 and job["striped"] else None
-    cache, fraction = _evict(rank, files, job["measure"])
+    cache, fraction = evict(rank, files, job["measure"])
     r_s, r_cpu, crc_ok = rank.read()
     gathered = rank.comm.gather((w_s, w_cpu, r_s, r_cpu, crc_ok), root=0)
     check = check_files(rank.dir, rank.params, rank.workload) if rank.rank == 0 else ""
@@ -253,31 +263,36 @@ def _repeat(rank: Rank, job: dict[str, Any]) -> dict[str, Any] | None:
     rank.comm.Barrier()
     if rank.rank != 0:
         return None
+    cold = {"cache": cache, "resident_fraction": fraction}
+    return report_entry(gathered, check=check, hints=hints, layout=layout, stored=stored) | cold
+
+
+def report_entry(
+    gathered: list[tuple], *, check: str, hints: dict, layout: Any, stored: int
+) -> dict[str, Any]:
+    """Rank 0's entry for one repeat from every rank's ``(write_s, write_cpu_s, read_s,
+    read_cpu_s, crc_ok)``; the parent's :func:`~iotune.platform.mpi.fill_result` reads it."""
     columns = list(zip(*gathered, strict=True))
-    return {
-        "write_s": columns[0],
-        "write_cpu_s": columns[1],
-        "read_s": columns[2],
-        "read_cpu_s": columns[3],
-        "crc_ok": columns[4],
-        "check": check,
-        "hints": hints,
-        "layout": layout,
-        "file_bytes": stored,
-        "cache": cache,
-        "resident_fraction": fraction,
-    }
+    names = ("write_s", "write_cpu_s", "read_s", "read_cpu_s", "crc_ok")
+    entry: dict[str, Any] = dict(zip(names, columns, strict=True))
+    return entry | {"check": check, "hints": hints, "layout": layout, "file_bytes": stored}
 
 
-def main(jobfile: str) -> None:
-    """Run every repeat of the job in ``jobfile``; rank 0 writes the report."""
+def serve(jobfile: str, make_rank: Callable[[dict, Any], Any], repeat: Callable) -> None:
+    """Run every repeat of the job in ``jobfile``; rank 0 writes the report.
+
+    ``make_rank(job, comm)`` builds this rank's state and ``repeat(rank, job)``
+    measures one repeat, returning rank 0's entry of the report (None on the
+    other ranks).  A rank that fails writes its reason beside the report and
+    aborts the job, so the other ranks never hang in a collective call.
+    """
     from mpi4py import MPI
 
     job = json.loads(Path(jobfile).read_text())
     comm = MPI.COMM_WORLD
     try:
-        rank = Rank(job, comm)
-        repeats = [_repeat(rank, job) for _ in range(job["measure"]["repeats"])]
+        rank = make_rank(job, comm)
+        repeats = [repeat(rank, job) for _ in range(job["measure"]["repeats"])]
         if comm.Get_rank() == 0:
             report = {"ranks": comm.Get_size(), "repeats": repeats}
             report["library"] = MPI.Get_library_version().strip().splitlines()[0]
@@ -293,4 +308,4 @@ def main(jobfile: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    serve(sys.argv[1], Rank, repeat)

@@ -31,7 +31,7 @@ _SPREAD_VARS = {
 
 def launched(plan: Plan) -> bool:
     """Whether any trial of ``plan`` runs as launched ranks."""
-    return any(getattr(get_backend(t.backend), "launched", False) for t in plan.trials)
+    return any(get_backend(t.backend).launches(t.params) for t in plan.trials)
 
 
 def extras(plan: Plan, done: Mapping[str, TrialResult]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -19,4 +19,4 @@ def _mirrored(self):
 
 
 mpi_rank.Rank._plan_stream = _mirrored
-mpi_rank.main(sys.argv[-1])
+mpi_rank.serve(sys.argv[-1], mpi_rank.Rank, mpi_rank.repeat)

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from iotune.backends.mpiio import MpiioBackend, fill_result
 from iotune.errors import VerificationError
 from iotune.plan import make_plan
-from iotune.platform.mpi import find_mpiexec
+from iotune.platform.mpi import fill_result, find_mpiexec
 from iotune.results import to_dataset
-from iotune.spec import Workload, parse_spec
+from iotune.spec import parse_spec
 from iotune.summary import table
 from iotune.trial import TrialResult, TrialTask, run_trial
 
@@ -176,8 +175,6 @@ def test_stripes_elsewhere_are_recorded_as_not_applied(tmp_path, monkeypatch, ca
 
 
 def test_failed_per_rank_checksums_and_file_checks_raise():
-    workload = Workload(("time", "y", "x"), (4, 8, 8))
-    params, _ = MpiioBackend.resolve({"nprocs": 2, "transfer_size": 128}, workload)
     rep = {
         "write_s": [1.0, 2.0],
         "write_cpu_s": [0.1, 0.1],
@@ -190,11 +187,11 @@ def test_failed_per_rank_checksums_and_file_checks_raise():
         "resident_fraction": 0.0,
     }
     with pytest.raises(VerificationError, match=r"rank\(s\) 1 read back"):
-        fill_result(TrialResult("x", "ok"), {"repeats": [rep]}, params=params, workload=workload)
+        fill_result(TrialResult("x", "ok"), {"repeats": [rep]}, total=512, ops=4)
     rep |= {"crc_ok": [True, True], "check": "shared.dat differs from the data written at byte 7"}
     with pytest.raises(VerificationError, match="byte 7"):
-        fill_result(TrialResult("x", "ok"), {"repeats": [rep]}, params=params, workload=workload)
+        fill_result(TrialResult("x", "ok"), {"repeats": [rep]}, total=512, ops=4)
     rep["check"] = ""
     result = TrialResult("x", "ok")
-    fill_result(result, {"repeats": [rep]}, params=params, workload=workload)
+    fill_result(result, {"repeats": [rep]}, total=512, ops=4)
     assert result.write[0]["s"] == 2.0 and result.write[0]["s_fastest_rank"] == 1.0

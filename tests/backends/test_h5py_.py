@@ -1,0 +1,132 @@
+"""The h5py backend's parallel trials: ranks with the mpio driver, or a clear reason why not.
+
+The project environment's h5py wheel is serial, so parallel trials run in a
+second environment whose h5py and mpi4py are built against the system's
+MPICH and parallel HDF5 (``make venv-phdf5``; Debian's ``libhdf5-mpich-dev``
+and ``mpich``).  Without it those tests skip, unless
+``IOTUNE_REQUIRE_PARALLEL_HDF5=1`` (CI), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import xarray as xr
+import yaml
+
+from iotune.backends.h5py_ import H5pyBackend, create_dataset
+from iotune.errors import NotApplicable
+from iotune.platform.hdf5_rank import check_file
+from iotune.spec import Workload
+from iotune.workload import Field
+
+ROOT = Path(__file__).parents[2]
+PARALLEL_PYTHON = Path(os.environ.get("IOTUNE_PARALLEL_PYTHON", ROOT / ".venv-phdf5/bin/python"))
+W = Workload(("time", "y", "x"), (8, 32, 48))
+PARAMS = {"chunks": "4x16x16", "codec": "zlib", "level": 1, "shuffle": "byte", "chunk_cache": None}
+
+
+def _parallel_python() -> Path:
+    reason = ""
+    if not PARALLEL_PYTHON.exists():
+        reason = f"no parallel-HDF5 environment at {PARALLEL_PYTHON} (make venv-phdf5)"
+    if reason and os.environ.get("IOTUNE_REQUIRE_PARALLEL_HDF5") == "1":
+        pytest.fail(f"IOTUNE_REQUIRE_PARALLEL_HDF5=1 but {reason}")
+    if reason:
+        pytest.skip(reason)
+    return PARALLEL_PYTHON
+
+
+@pytest.mark.skipif(h5py.get_config().mpi, reason="this h5py is built with MPI")
+def test_serial_h5py_records_nprocs_above_one_as_not_applicable_with_the_reason():
+    with pytest.raises(NotApplicable, match="built without MPI"):
+        H5pyBackend.resolve({**PARAMS, "nprocs": 2}, W)
+    effective, notes = H5pyBackend.resolve({**PARAMS, "nprocs": 1, "io": "independent"}, W)
+    assert "nprocs" not in effective and notes == ["io applies only to nprocs > 1"]
+
+
+def _write(path: Path, params: dict, data: np.ndarray) -> None:
+    with h5py.File(path, "w") as fh:
+        create_dataset(fh, W, params)[...] = data
+
+
+def test_rank_zeros_check_finds_wrong_values_and_a_wrong_layout(tmp_path):
+    data = Field(W).slab(0, W.shape[0])
+    path = tmp_path / "f.h5"
+    _write(path, PARAMS, data)
+    assert check_file(path, PARAMS, W) == ""
+    wrong = data.copy()
+    wrong[5, 3, 7] += 1
+    _write(path, PARAMS, wrong)
+    assert "differs from the data written in steps" in check_file(path, PARAMS, W)
+    _write(path, {**PARAMS, "codec": "none", "level": None, "shuffle": "none"}, data)
+    assert "file filters are" in check_file(path, PARAMS, W)
+
+
+SPEC = {
+    "version": 1,
+    "name": "parallel-hdf5",
+    "workload": {"shape": {"time": 16, "y": 128, "x": 128}, "dtype": "int16"},
+    "backend": "h5py",
+    "hints": {"cb_off": {"romio_cb_write": "disable", "romio_cb_read": "disable"}},
+    "parameters": {
+        "nprocs": [1, 2],
+        "chunks": [[4, 64, 64]],
+        "codec": ["none", "zlib"],
+        "level": 1,
+        "io": ["collective", "independent"],
+        "hints": ["default", "cb_off"],
+    },
+    "read": {"patterns": ["full"]},
+    "measure": {"repeats": 2},
+}
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_parallel_hdf5_sweep_with_hints_and_collective_io(tmp_path):
+    python = _parallel_python()
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({**SPEC, "hints": {"default": {}, **SPEC["hints"]}}))
+    out = tmp_path / "out"
+    run = [str(python), "-m", "iotune", "run", str(spec), "-o", str(out)]
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ds = xr.open_dataset(out / "results.nc")
+    two = ds.sel(nprocs=2)
+    ok = (
+        two.status.sel(codec="none").values.ravel().tolist()
+        + two.status.sel(codec="zlib", io="collective").values.ravel().tolist()
+    )
+    assert ok == ["ok"] * 6, two.error.values
+    # HDF5 writes filtered chunks in parallel only collectively: recorded, not faked
+    independent = two.sel(codec="zlib", io="independent")
+    assert set(independent.status.values.ravel()) == {"not_applicable"}
+    assert "need io: collective" in str(independent.error.values.ravel()[0])
+    # every rank's block read back cold and verified; throughput from the slowest rank
+    reads = two.sel(pattern="full", codec="zlib", io="collective")
+    assert float(reads.resident_fraction.max()) <= 0.05
+    assert (reads.read_s >= reads.read_s_fastest_rank).all()
+    assert float(two.ratio.sel(codec="zlib", io="collective").min()) > 1.2
+    # the hints MPI-IO took for the file, as stored per trial
+    effective = json.loads(
+        two.hints_effective.sel(codec="none", io="collective", hints="cb_off").item()
+    )
+    assert effective["romio_cb_write"] == "disable" and effective["romio_cb_read"] == "disable"
+    default = json.loads(
+        two.hints_effective.sel(codec="none", io="collective", hints="default").item()
+    )
+    assert default["romio_cb_write"] == "automatic"
+    assert ds.attrs["mpi_library"].startswith("MPICH")
+    # nprocs 1 is the ordinary serial trial; io and hints do not apply to it
+    one = ds.sel(nprocs=1, codec="zlib")
+    assert one.status.sel(io="collective", hints="default").item() == "ok"
+    assert (
+        "io applies only to nprocs > 1" in one.error.sel(io="independent", hints="default").item()
+    )
