@@ -211,15 +211,25 @@ def h5py_code(
         lines += ["import hdf5plugin  # before netCDF4 is imported, if it is at all"]
     opened = ['path, "w"']
     if settings.get("chunk_cache") is not None:
-        opened.append(f"rdcc_nbytes={int(settings['chunk_cache'])}")
+        from iotune.backends.h5py_ import cache_kwargs
+        from iotune.spec import Workload
+
+        workload = Workload(target.dims, target.shape, target.dtype)
+        labelled = {
+            "chunks": str(settings.get("chunks") or "auto"),
+            "chunk_cache": int(settings["chunk_cache"]),
+        }
+        opened += [f"{k}={v!r}" for k, v in cache_kwargs(labelled, workload).items()]
     if nprocs > 1:
         lines += ["from mpi4py import MPI", "info = MPI.Info.Create()"]
         lines += [f"info.Set({k!r}, {v!r})" for k, v in _check_hints(hints or {}).items()]
         opened += ['driver="mpio"', "comm=MPI.COMM_WORLD", "info=info"]
     lines.append(f"f = h5py.File({', '.join(opened)})")
     args = [repr(target.variable), f"shape={tuple(target.shape)}", f"dtype={target.dtype!r}"]
-    if chunks != "contiguous":
-        args.append(f"chunks={True if chunks == 'auto' else tuple(chunks)}")
+    if chunks == "auto" and codec.info.family != "none":
+        args.append("chunks=True")  # h5py's own guess, as the backend leaves it
+    elif chunks not in ("auto", "contiguous"):  # auto without a codec: contiguous
+        args.append(f"chunks={tuple(chunks)}")
     lines.append(f"dset = f.create_dataset({', '.join(args + h5py_filter_args(codec))})")
     if nprocs > 1 and settings.get("io", "collective") == "collective":
         lines += [
@@ -374,11 +384,12 @@ def all_exports(
             "nccopy": lambda: _command(
                 ["nccopy", *nccopy_args(settings, target), "in.nc", "out.nc"]
             ),
-            "h5py_create_dataset": lambda: {"text": h5py_code(settings, target, hints=hints)},
             "h5repack": lambda: _command(
                 ["h5repack", *h5repack_args(settings, target), "in.h5", "out.h5"]
             ),
         }
+    if settings.get("backend") == "h5py":  # the calls the measured files were made with
+        makers["h5py_create_dataset"] = lambda: {"text": h5py_code(settings, target, hints=hints)}
     if "stripe_count" in settings or "stripe_size" in settings:
         makers["lfs_setstripe"] = lambda: _command(lfs_setstripe_args(settings))
     if hints is not None:

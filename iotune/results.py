@@ -107,7 +107,7 @@ _POINT_VARS = {
     "file_bytes": ("bytes", "stored size"),
     "ratio": ("1", "compression ratio (raw/stored)"),
     "status": (None, "ok, failed, not_applicable or pending"),
-    "error": (None, "why a point failed or does not apply"),
+    "error": (None, "why a point failed or does not apply, or what it did not measure"),
     "trial_id": (None, "stable id of the trial that measured the point"),
     "effective": (None, "effective parameters of the trial (JSON)"),
 }
@@ -182,9 +182,15 @@ def _fill(
         if name.startswith("write"):
             # one process alone is its own per-process figure
             arrays[name][index] = [w.get(key, w["MiBps"]) for w in result.write]
+    unread = [pattern for pattern in patterns if not result.reads.get(pattern)]
+    if unread:  # launched ranks read back only what they wrote, as "full"
+        arrays["error"][index] = (
+            f"read patterns not measured: {', '.join(unread)} "
+            "(MPI ranks read back what they wrote: the full pattern)"
+        )
     for p, pattern in enumerate(patterns):
         runs = result.reads.get(pattern, [])
-        if not runs:  # an mpiio trial reads back only its write pattern, as "full"
+        if not runs:
             continue
         for name, (key, *_rest) in (_READ_VARS | _PER_PROCESS_VARS).items():
             if not name.startswith("write"):

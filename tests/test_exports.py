@@ -178,15 +178,16 @@ _H5PY_CHECK = """
 import json, numpy as np
 data = np.arange(np.prod(dset.shape), dtype=dset.dtype).reshape(dset.shape) % 1000
 dset[...] = data
-f.close()
 with h5py.File(path) as fh:
     d = fh["tas"]
     plist = d.id.get_create_plist()
     print(json.dumps({
+        "cache": f.id.get_access_plist().get_cache()[1:],
         "chunks": d.chunks,
         "filters": [plist.get_filter(i)[0] for i in range(plist.get_nfilters())],
         "equal": bool(np.array_equal(d[...], data)),
     }))
+f.close()
 """
 
 
@@ -202,7 +203,23 @@ def test_h5py_code_writes_the_layout_the_sweep_measured(codec: str, tmp_path: Pa
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
     assert got["chunks"] == [8, 16, 16] and got["equal"]
+    # the backend's cache: 1 MiB; slots the first prime >= 10 x 256 chunks of 4 KiB; w0 0.75
+    assert got["cache"] == [2579, 2**20, 0.75]
     assert got["filters"] == codecs.h5py_expected_filters(exports.codec_of(params))
+
+
+def test_h5py_code_leaves_auto_chunks_to_h5py_only_where_the_backend_did() -> None:
+    auto = {**settings("zlib"), "chunks": "auto"}
+    assert "chunks=True" in exports.h5py_code(auto, TARGET)
+    # without a codec the backend stores "auto" contiguously
+    plain = exports.h5py_code({**settings("none"), "chunks": "auto"}, TARGET)
+    assert "chunks" not in plain.splitlines()[-1]
+
+
+def test_h5py_code_is_offered_for_h5py_winners_only() -> None:
+    for backend, offered in (("h5py", True), ("netcdf4", False), ("zarr", False)):
+        listed = exports.all_exports({**settings("zlib"), "backend": backend}, TARGET)
+        assert ("h5py_create_dataset" in listed) is offered, backend
 
 
 def test_h5py_code_for_parallel_trials_uses_mpio_with_the_hints_and_collective_io() -> None:

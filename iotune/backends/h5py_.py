@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from iotune.trial import TrialResult, TrialTask
 
 DATASET = "data"
-#: each rank of a parallel trial holds its block in memory, as benchio does
-MAX_RANK_BLOCK = 2 * 2**30
+#: each rank of a parallel trial holds its block in memory twice, as benchio holds one
+MAX_RANK_MEMORY = 4 * 2**30
 
 
 def cache_kwargs(params: Mapping[str, Any], workload: Workload) -> dict[str, Any]:
@@ -159,15 +159,18 @@ class H5pyBackend(Backend):
                 f"nprocs {n}: each rank writes a block along {workload.dims[0]}, "
                 f"which has only {workload.shape[0]} steps"
             )
-        if -(-workload.nbytes // n) > MAX_RANK_BLOCK:
-            raise NotApplicable(f"each of {n} ranks would hold more than 2GiB in memory")
+        # whole steps per rank; a rank holds its block twice (written, read back)
+        steps = -(-workload.shape[0] // n)
+        if 2 * steps * (workload.nbytes // workload.shape[0]) > MAX_RANK_MEMORY:
+            raise NotApplicable(f"a rank of {n} would hold more than 4GiB of its block in memory")
         io = params.get("io", "collective")
         if io == "independent" and codec.name != "none":
             # HDF5 writes filtered chunks in parallel only through collective I/O
             raise NotApplicable("compressed parallel HDF5 writes need io: collective")
         effective |= {"nprocs": n, "io": io}
         if "hints" in params:
-            effective |= {"hints": params["hints"], "hint_values": dict(params["hint_values"])}
+            hint_values = dict(params.get("hint_values") or {})
+            effective |= {"hints": params["hints"], "hint_values": hint_values}
         if "launcher" in params:
             effective["launcher"] = params["launcher"]
         return effective, notes

@@ -134,7 +134,13 @@ class Rank:
         """Move every window; returns the seconds spent in MPI-IO calls and the crc32."""
         call, spent, crc = self._calls(fh, write=write), 0.0, 0
         for window in self.windows:
-            view = self._fill(window) if write else memoryview(self.buffer)
+            if write:
+                view = self._fill(window)
+            else:
+                # untimed: flip every byte the buffer still holds (the last window
+                # written or read), so a read that delivers nothing fails the crc
+                np.invert(self.buffer, out=self.buffer)
+                view = memoryview(self.buffer)
             self.comm.Barrier()  # untimed: every rank starts the window together
             t0, done = time.perf_counter(), 0
             for k in window:
@@ -172,7 +178,8 @@ class Rank:
 
     def read(self) -> tuple[float, float, bool]:
         """Timed read; returns wall and CPU seconds and the crc check."""
-        out = np.ones_like(self.data) if self.block3d else None  # touched before the timer
+        # touched before the timer, and every byte unlike what the read must deliver
+        out = np.invert(self.data) if self.block3d else None
         self.comm.Barrier()
         c0 = time.process_time()
         t0 = time.perf_counter()
@@ -238,10 +245,7 @@ def check_files(directory: Path, params: dict[str, Any], workload: Workload) -> 
                 want = stream(workload, start + offset, n, field=field)
                 if got.size != n or not np.array_equal(got, want):
                     bad = int(np.argmax(got != want[: got.size])) if got.size else 0
-                    return (
-                        f"{name} differs from the data written at byte {offset + bad} "
-                        "(POSIX read-back of the file)"
-                    )
+                    return f"{name} differs from the data written at byte {offset + bad}"
         finally:
             os.close(fd)
     return ""
@@ -257,6 +261,7 @@ def repeat(rank: Rank, job: dict[str, Any]) -> dict[str, Any] | None:
     r_s, r_cpu, crc_ok = rank.read()
     gathered = rank.comm.gather((w_s, w_cpu, r_s, r_cpu, crc_ok), root=0)
     check = check_files(rank.dir, rank.params, rank.workload) if rank.rank == 0 else ""
+    check += " (POSIX read-back of the file)" if check else ""
     rank.comm.Barrier()
     if rank.fpp or rank.rank == 0:
         rank.path.unlink()

@@ -69,6 +69,18 @@ def test_rank_zeros_check_finds_wrong_values_and_a_wrong_layout(tmp_path):
     assert "file filters are" in check_file(path, PARAMS, W)
 
 
+def test_rank_zeros_check_compares_bytes_so_nan_in_the_users_data_matches(tmp_path):
+    values = np.arange(8 * 32 * 48, dtype="float32").reshape(8, 32, 48)
+    values[:, :5, :7] = np.nan  # a land mask
+    source = tmp_path / "masked.nc"
+    xr.Dataset({"sst": (W.dims, values)}).to_netcdf(source)
+    workload = Workload(W.dims, W.shape, "float32", field="file", path=str(source), variable="sst")
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as fh:
+        create_dataset(fh, workload, PARAMS)[...] = Field(workload).slab(0, 8)
+    assert check_file(path, PARAMS, workload) == ""
+
+
 SPEC = {
     "version": 1,
     "name": "parallel-hdf5",
@@ -83,20 +95,24 @@ SPEC = {
         "io": ["collective", "independent"],
         "hints": ["default", "cb_off"],
     },
-    "read": {"patterns": ["full"]},
+    "read": {"patterns": ["full", "timeseries"]},
     "measure": {"repeats": 2},
 }
+
+
+def _run(python: Path, spec: dict, out: Path) -> subprocess.CompletedProcess[str]:
+    path = out.parent / f"{out.name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    run = [str(python), "-m", "iotune", "run", str(path), "-o", str(out)]
+    return subprocess.run(run, capture_output=True, text=True, timeout=600, cwd=out.parent)
 
 
 @pytest.mark.mpi
 @pytest.mark.slow
 def test_parallel_hdf5_sweep_with_hints_and_collective_io(tmp_path):
     python = _parallel_python()
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(yaml.safe_dump({**SPEC, "hints": {"default": {}, **SPEC["hints"]}}))
     out = tmp_path / "out"
-    run = [str(python), "-m", "iotune", "run", str(spec), "-o", str(out)]
-    proc = subprocess.run(run, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    proc = _run(python, {**SPEC, "hints": {"default": {}, **SPEC["hints"]}}, out)
     assert proc.returncode == 0, proc.stderr[-2000:]
     ds = xr.open_dataset(out / "results.nc")
     two = ds.sel(nprocs=2)
@@ -130,3 +146,32 @@ def test_parallel_hdf5_sweep_with_hints_and_collective_io(tmp_path):
     assert (
         "io applies only to nprocs > 1" in one.error.sel(io="independent", hints="default").item()
     )
+    # ranks read back their blocks; the pixel histories are measured at nprocs 1, and
+    # a parallel trial says what it did not measure
+    ts = one.read_MiBps.sel(io="collective", hints="default", pattern="timeseries")
+    assert np.isfinite(ts).all()
+    unread = two.sel(codec="zlib", io="collective", hints="default")
+    assert "read patterns not measured: timeseries" in unread.error.item()
+    assert np.isnan(unread.read_MiBps.sel(pattern="timeseries")).all()
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_a_parallel_read_that_delivers_nothing_fails_its_trial(tmp_path):
+    python = _parallel_python()
+    shim = Path(__file__).with_name("hdf5_stale_read.py")
+    mpiexec = python.parent / "mpiexec"
+    launcher = f"{mpiexec if mpiexec.exists() else 'mpiexec'} -n {{nprocs}} {python} {shim}"
+    spec = {
+        **SPEC,
+        "hints": {"default": {}},
+        "parameters": {"nprocs": 2, "codec": "none", "chunks": [[4, 64, 64]]},
+        "read": {"patterns": ["full"]},
+        "execution": {"launcher": launcher},
+    }
+    out = tmp_path / "stale"
+    proc = _run(python, spec, out)
+    assert proc.returncode == 1, proc.stderr[-2000:]  # 1: a trial failed
+    ds = xr.open_dataset(out / "results.nc")
+    assert ds.status.item() == "failed"
+    assert "read back other bytes than they wrote" in ds.error.item()
