@@ -426,6 +426,30 @@ st = iotune.run(stripes, out=Path(out) / "stripes", overwrite=True)
 print(st.attrs.get("stripe_settings", ""))
 st["stripe_layout"].to_dataframe()"""
     ),
+    new_markdown_cell(
+        """\
+## Parallel HDF5
+
+Where h5py is built against parallel HDF5, the `h5py` backend takes `nprocs > 1` too:
+the ranks write one file with the `mpio` driver, each its own block of steps, with the
+same hint sets and collective or independent I/O (compressed chunks: collective only).
+PyPI's h5py is serial; `make venv-phdf5` builds one on the system's MPICH."""
+    ),
+    new_code_cell(
+        """\
+from iotune.backends import get_backend
+
+parallel, why = get_backend("h5py").parallel_support()
+print(why)
+if parallel:
+    small = {"workload.shape": {"time": 16, "y": 256, "x": 512}, "measure.repeats": 1}
+    ph = iotune.load_spec(
+        "../sweeps/parallel-hdf5.yaml",
+        overrides={**(small if size == "small" else {}), "execution.executor": executor},
+    )
+    hd = iotune.run(ph, out=Path(out) / "hdf5", overwrite=True)
+    display(hd["write_MiBps"].median("repeat").to_dataframe().dropna())"""
+    ),
 ]
 
 NOTEBOOKS = {
