@@ -118,6 +118,8 @@ class H5pyBackend(Backend):
         "nprocs",
         "io",
         "hints",
+        "stripe_count",
+        "stripe_size",
     )
     description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
 
@@ -149,10 +151,13 @@ class H5pyBackend(Backend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
+        from iotune.platform.mpi import check_stripe_hints
+
         codec, effective, notes = resolve_layout(params, cls.parallel_support)
         n = int(params.get("nprocs", 1))
+        parallel_only = ("io", "hints", "stripe_count", "stripe_size")
         if n == 1:
-            notes += [f"{k} applies only to nprocs > 1" for k in ("io", "hints") if k in params]
+            notes += [f"{k} applies only to nprocs > 1" for k in parallel_only if k in params]
             return effective, notes
         if workload.shape[0] < n:
             raise NotApplicable(
@@ -170,9 +175,11 @@ class H5pyBackend(Backend):
         effective |= {"nprocs": n, "io": io}
         if "hints" in params:
             hint_values = dict(params.get("hint_values") or {})
+            check_stripe_hints(params, hint_values)
             effective |= {"hints": params["hints"], "hint_values": hint_values}
-        if "launcher" in params:
-            effective["launcher"] = params["launcher"]
+        effective |= {
+            k: params[k] for k in ("stripe_count", "stripe_size", "launcher") if k in params
+        }
         return effective, notes
 
     def run_launched(self, task: TrialTask, workdir: Path, result: TrialResult) -> None:
@@ -186,12 +193,11 @@ class H5pyBackend(Backend):
         MpiError
             The launcher or a rank failed.
         """
-        from iotune.platform import lustre, mpi
+        from iotune.platform import mpi
 
         params = task.trial.params
         data = workdir / "data"
-        stripe = lustre.prepare(data, count=None, size=None)
-        hints = dict(params.get("hint_values") or {})
+        stripe, hints = mpi.striped_directory(data, params, dict(params.get("hint_values") or {}))
         report = mpi.launch_trial(
             task, workdir, data, hints=hints, stripe=stripe, program="iotune.platform.hdf5_rank"
         )

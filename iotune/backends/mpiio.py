@@ -38,7 +38,6 @@ MiB = 2**20
 DEFAULT_TRANSFER = MiB
 #: each rank holds its block in memory (generated before the timed span)
 MAX_BLOCK = 2 * 2**30
-_STRIPE_HINTS = {"stripe_count": "striping_factor", "stripe_size": "striping_unit"}
 
 
 def _transfers(params: Mapping[str, Any], workload: Workload) -> tuple[int, int]:
@@ -110,7 +109,7 @@ class MpiioBackend(Backend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        from iotune.platform.mpi import decompose
+        from iotune.platform.mpi import check_stripe_hints, decompose
 
         n = int(params.get("nprocs", 1))
         layout = params.get("layout", "shared")
@@ -147,9 +146,7 @@ class MpiioBackend(Backend):
             "access": access,
         }
         hint_values = dict(params.get("hint_values", {}))
-        for param, hint in _STRIPE_HINTS.items():
-            if params.get(param) is not None and hint in hint_values:
-                raise NotApplicable(f"hint set {params['hints']!r} sets {hint} and so does {param}")
+        check_stripe_hints(params, hint_values)
         if "hints" in params:
             effective |= {"hints": params["hints"], "hint_values": hint_values}
         extra = ("stripe_count", "stripe_size", "launcher")
@@ -176,18 +173,12 @@ class MpiioBackend(Backend):
         MpiError
             The launcher or a rank failed.
         """
-        from iotune.platform import lustre, mpi
+        from iotune.platform import mpi
 
         params = task.trial.params
         data = workdir / "data"
-        stripe = lustre.prepare(
-            data, count=params.get("stripe_count"), size=params.get("stripe_size")
-        )
         hints = dict(params.get("hint_values") or {})
-        if stripe["applied"]:  # ROMIO's Lustre driver stripes new files from these too
-            # -1 (all OSTs) and 0 (default) exist only for lfs; the directory carries them
-            requested = {k: v for k, v in stripe["requested"].items() if v > 0}
-            hints |= {_STRIPE_HINTS[k]: str(v) for k, v in requested.items()}
+        stripe, hints = mpi.striped_directory(data, params, hints)
         report = mpi.launch_trial(
             task, workdir, data, hints=hints, stripe=stripe, program="iotune.platform.mpi_rank"
         )

@@ -8,7 +8,8 @@ independently), flush (``MPI_File_sync``) and close; barrier.  One rank per
 node then evicts the file from its page cache and checks residency; every
 rank reads its block back, timed the same way, and compares a crc32 with what
 it wrote.  Rank 0 then checks the file with serial h5py: the layout and
-filters asked for, and every value against the workload.
+filters asked for, and every value against the workload; on Lustre it reads
+the file's stripe layout back with ``lfs getstripe``.
 
 HDF5 does not hand out its MPI file handle, so the hints in effect are those
 MPI-IO reports for the same file opened with the same communicator and info
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from iotune.backends.h5py_ import DATASET
+from iotune.platform import lustre
 from iotune.platform.mpi import block_of
 from iotune.platform.mpi_rank import evict, report_entry, serve, workload_of
 from iotune.workload import Field, slab_length
@@ -141,6 +143,7 @@ def repeat(rank: H5Rank, job: dict[str, Any]) -> dict[str, Any] | None:
     w_s, w_cpu = rank.write(fsync=job["measure"]["fsync"])
     hints = rank.hints()
     stored = rank.path.stat().st_size if rank.rank == 0 else 0
+    layout = lustre.getstripe(rank.path) if rank.rank == 0 and job["striped"] else None
     cache, fraction = evict(rank, [rank.path], job["measure"])
     r_s, r_cpu, crc_ok = rank.read()
     gathered = rank.comm.gather((w_s, w_cpu, r_s, r_cpu, crc_ok), root=0)
@@ -150,7 +153,7 @@ def repeat(rank: H5Rank, job: dict[str, Any]) -> dict[str, Any] | None:
         return None
     rank.path.unlink()
     cold = {"cache": cache, "resident_fraction": fraction}
-    return report_entry(gathered, check=check, hints=hints, layout=None, stored=stored) | cold
+    return report_entry(gathered, check=check, hints=hints, layout=layout, stored=stored) | cold
 
 
 if __name__ == "__main__":

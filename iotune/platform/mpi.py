@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 MiB = 2**20
 DEFAULT_LAUNCHER = "mpiexec -n {nprocs}"
+#: the MPI-IO hints ROMIO's Lustre driver stripes a new file from
+STRIPE_HINTS = {"stripe_count": "striping_factor", "stripe_size": "striping_unit"}
 #: generous: a launch runs every repeat of a trial
 TIMEOUT_S = 3600.0
 
@@ -203,6 +205,39 @@ def launch(
         tail = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
         raise MpiError(f"{shlex.join(command[:3])} ... exited with {done.returncode}: {tail}")
     return json.loads(report.read_text())
+
+
+def check_stripe_hints(params: Mapping[str, Any], hint_values: Mapping[str, str]) -> None:
+    """Refuse a hint set that stripes the file while ``stripe_count``/``stripe_size`` do too.
+
+    Raises
+    ------
+    NotApplicable
+        Both ask for the same striping setting.
+    """
+    from iotune.errors import NotApplicable
+
+    for param, hint in STRIPE_HINTS.items():
+        if params.get(param) is not None and hint in hint_values:
+            raise NotApplicable(f"hint set {params['hints']!r} sets {hint} and so does {param}")
+
+
+def striped_directory(
+    data: Path, params: Mapping[str, Any], hints: dict[str, str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Create the trial's data directory, striped on Lustre; return the stripe info and hints.
+
+    On Lustre the hints gain ``striping_factor``/``striping_unit``, from which
+    ROMIO's Lustre driver stripes new files too.
+    """
+    from iotune.platform import lustre
+
+    stripe = lustre.prepare(data, count=params.get("stripe_count"), size=params.get("stripe_size"))
+    if stripe["applied"]:
+        # -1 (all OSTs) and 0 (default) exist only for lfs; the directory carries them
+        requested = {k: v for k, v in stripe["requested"].items() if v > 0}
+        hints = hints | {STRIPE_HINTS[k]: str(v) for k, v in requested.items()}
+    return stripe, hints
 
 
 def launch_trial(

@@ -175,3 +175,47 @@ def test_a_parallel_read_that_delivers_nothing_fails_its_trial(tmp_path):
     ds = xr.open_dataset(out / "results.nc")
     assert ds.status.item() == "failed"
     assert "read back other bytes than they wrote" in ds.error.item()
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_parallel_hdf5_stripes_an_empty_directory_and_reads_the_layout_back(tmp_path):
+    python = _parallel_python()
+    bin_dir, state = tmp_path / "bin", tmp_path / "lfs-state"
+    bin_dir.mkdir()
+    (bin_dir / "lfs").symlink_to(ROOT / "tests" / "fixtures" / "fake-lfs")
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "FAKE_LFS_DIR": str(state),
+        "IOTUNE_FS_TYPE": "lustre",  # the file-system probe, overridden
+    }
+    spec = {
+        **SPEC,
+        "hints": {"default": {}},
+        "parameters": {"nprocs": 2, "codec": "zlib", "chunks": [[4, 64, 64]], "level": 1},
+        "read": {"patterns": ["full"]},
+    }
+    spec["parameters"] |= {"stripe_count": 4, "stripe_size": "1MiB"}
+    out = tmp_path / "striped"
+    path = tmp_path / "striped.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    run = [str(python), "-m", "iotune", "run", str(path), "-o", str(out)]
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    calls = [json.loads(line) for line in (state / "calls.jsonl").read_text().splitlines()]
+    assert calls[0]["argv"][:5] == ["setstripe", "-c", "4", "-S", "1048576"]
+    assert calls[0]["target"] == {"exists": True, "is_dir": True, "entries": []}
+    assert calls[-1]["argv"][0] == "getstripe" and calls[-1]["argv"][-1].endswith("shared.h5")
+    ds = xr.open_dataset(out / "results.nc")
+    assert ds.status.item() == "ok", ds.error.item()
+    stripe = json.loads(ds.stripe_layout.item())
+    assert stripe["applied"]
+    assert stripe["layout"]["stripe_count"] == 4 and stripe["layout"]["stripe_size"] == 2**20
+    # the ranks asked MPI-IO to stripe the file too; the result shows what it made of it
+    effective = json.loads(ds.hints_effective.item())
+    ignored = json.loads(ds.hints_ignored.item())
+    for hint, value in (("striping_factor", "4"), ("striping_unit", "1048576")):
+        shown = ignored[hint]["requested"] if hint in ignored else effective[hint]
+        assert shown == value, (effective, ignored)
+    assert ds.attrs["stripe_settings"].startswith("applied with lfs setstripe")
