@@ -82,8 +82,11 @@ def test_serial_localcluster_and_slurm_give_the_same_results(
     # the workers really were SLURM jobs: each wrote its log and joined the scheduler
     job_logs = sorted(logs.glob("dask-worker-*.err"))
     assert len(job_logs) == JOBS, sorted(logs.iterdir())
-    for log in job_logs:
-        assert "Registered to:" in log.read_text(), log.read_text()
+    texts = [log.read_text() for log in job_logs]
+    # a job still starting when the sweep finished is cancelled by the cluster's close
+    for text in texts:
+        assert "Registered to:" in text or "CANCELLED" in text, text
+    assert any("Registered to:" in text for text in texts), texts
     assert local_slurm.job_ids() == []  # closing the cluster cancelled its jobs
 
 
