@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.errors import IotuneError, UsageError, VerificationError
+from iotune.errors import IotuneError, NotApplicable, UsageError, VerificationError
 from iotune.spec import Workload
 from iotune.workload import Field
 
@@ -215,8 +215,6 @@ def check_stripe_hints(params: Mapping[str, Any], hint_values: Mapping[str, str]
     NotApplicable
         Both ask for the same striping setting.
     """
-    from iotune.errors import NotApplicable
-
     for param, hint in STRIPE_HINTS.items():
         if params.get(param) is not None and hint in hint_values:
             raise NotApplicable(f"hint set {params['hints']!r} sets {hint} and so does {param}")
