@@ -15,9 +15,9 @@ import tempfile
 import time
 
 from iotune.executors.serial import SerialExecutor
-from iotune.plan import make_plan
-from iotune.spec import load_spec_text
-from iotune.trial import TrialTask
+from iotune.run.plan import make_plan
+from iotune.run.records import TrialTask
+from iotune.spec.parse import load_spec_text
 
 SPEC = """
 version: 1

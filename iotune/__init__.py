@@ -11,13 +11,13 @@ __version__ = "0.1.0"
 
 _API = {
     "load_spec": "iotune.api",
-    "make_plan": "iotune.plan",
+    "make_plan": "iotune.run.plan",
     "run": "iotune.api",
     "save_plots": "iotune.api",
-    "open_results": "iotune.results",
-    "recommend": "iotune.recommend",
+    "open_results": "iotune.results.dataset",
+    "recommend": "iotune.analysis.recommend",
     "explore": "iotune.widgets",
-    "merge": "iotune.merge",
+    "merge": "iotune.results.merge",
 }
 
 __all__ = [*_API, "__version__"]

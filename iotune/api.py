@@ -11,15 +11,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune import provenance
 from iotune.errors import UsageError
 from iotune.executors import make_executor
-from iotune.journal import DirectoryLock, Journal
-from iotune.plan import Plan, make_plan
-from iotune.results import RESULTS_NAME, open_results, save, to_dataset
-from iotune.spec import Sweep, load_spec_text
-from iotune.spec import load_spec as _load_spec_file
-from iotune.trial import TrialResult, TrialTask
+from iotune.results.dataset import RESULTS_NAME, open_results, save, to_dataset
+from iotune.run import provenance
+from iotune.run.journal import DirectoryLock, Journal
+from iotune.run.plan import Plan, make_plan
+from iotune.run.records import TrialResult, TrialTask
+from iotune.spec.model import Sweep
+from iotune.spec.parse import load_spec as _load_spec_file
+from iotune.spec.parse import load_spec_text
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -186,7 +187,7 @@ def run(
     Parameters
     ----------
     spec
-        A spec file or an already loaded :class:`~iotune.spec.Sweep`.
+        A spec file or an already loaded :class:`~iotune.spec.model.Sweep`.
     out
         Output directory; default ``results/<sweep name>``.
     resume
@@ -217,7 +218,10 @@ def run(
             _execute(plan, journal, root, progress, on_result)
         finally:
             shutil.rmtree(root, ignore_errors=True)
-            from iotune.calibrate import attach_limit, load_limit  # the device limit, if calibrated
+            from iotune.run.calibrate import (  # the device limit, if calibrated
+                attach_limit,
+                load_limit,
+            )
 
             ds = attach_limit(to_dataset(plan, journal.done, provenance=prov), load_limit(root))
             save(ds, out / RESULTS_NAME)

@@ -86,8 +86,8 @@ def _version() -> str:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from iotune.plan import grid_size
-    from iotune.spec import load_spec
+    from iotune.run.plan import grid_size
+    from iotune.spec.parse import load_spec
 
     sweep = load_spec(args.spec)
     print(f"{args.spec}: valid sweep {sweep.name!r}: {grid_size(sweep)} grid points")
@@ -95,8 +95,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from iotune.plan import make_plan
-    from iotune.spec import load_spec
+    from iotune.run.plan import make_plan
+    from iotune.spec.parse import load_spec
 
     plan = make_plan(load_spec(args.spec), yes=args.yes)
     skipped = [p for p in plan.points if not p.applicable]
@@ -112,8 +112,9 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from iotune import api, summary
-    from iotune.spec import load_spec
+    from iotune import api
+    from iotune.results import summary
+    from iotune.spec.parse import load_spec
 
     sweep = _with_execution(load_spec(args.spec), args)
     out = args.out or Path("results") / sweep.name
@@ -157,8 +158,8 @@ def _with_execution(sweep, args: argparse.Namespace):
 
 
 def _show(args: argparse.Namespace) -> int:
-    from iotune import summary
-    from iotune.results import open_results
+    from iotune.results import summary
+    from iotune.results.dataset import open_results
 
     ds = open_results(args.results)
     print(
@@ -176,7 +177,7 @@ def _plot(args: argparse.Namespace) -> int:
     for path in api.save_plots(args.results, args.out):
         print(path)
     from iotune.plot import notes
-    from iotune.results import open_results
+    from iotune.results.dataset import open_results
 
     for note in notes(open_results(args.results)):
         print(f"iotune: note: {note}", file=sys.stderr)
@@ -184,8 +185,8 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _recommend(args: argparse.Namespace) -> int:
-    from iotune import report
-    from iotune.recommend import recommend
+    from iotune.analysis import report
+    from iotune.analysis.recommend import recommend
 
     rec = recommend(
         args.results,
@@ -200,7 +201,7 @@ def _recommend(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from iotune.calibrate import cache_path, calibrate, format_limit
+    from iotune.run.calibrate import cache_path, calibrate, format_limit
 
     limit = calibrate(args.scratch, size=args.size, block=args.block, repeats=args.repeats)
     print(format_limit(limit))
@@ -210,7 +211,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 def _backends(args: argparse.Namespace) -> int:
     from iotune.backends import backend_names, get_backend
-    from iotune.parameters import PARAMETERS
+    from iotune.spec.parameters import PARAMETERS
 
     classes = [get_backend(name) for name in backend_names()]
     columns = [p for p in PARAMETERS if any(p in c.parameters for c in classes)]
@@ -247,9 +248,9 @@ def _parallel(cls) -> str:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from iotune import summary
-    from iotune.merge import merge
-    from iotune.results import save
+    from iotune.results import summary
+    from iotune.results.dataset import save
+    from iotune.results.merge import merge
 
     if args.out.suffix != ".nc":
         raise UsageError(f"-o {args.out}: the merged results file must end in .nc")

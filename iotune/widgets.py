@@ -55,7 +55,7 @@ def explore(results: xr.Dataset | str | Path, *, metric: str | None = None, top:
         drive it, and ``figure`` is the matplotlib Figure last drawn.
     """
     if isinstance(results, str | Path):
-        from iotune.results import open_results
+        from iotune.results.dataset import open_results
 
         results = open_results(results)
     return Explorer(results, metric=metric, top=top)

@@ -15,7 +15,7 @@ QUICK = Path(__file__).resolve().parents[1] / "sweeps" / "quick.yaml"
 
 
 def test_no_overrides_is_the_file() -> None:
-    assert load_spec(QUICK) == iotune.spec.load_spec(QUICK)
+    assert load_spec(QUICK) == iotune.spec.parse.load_spec(QUICK)
 
 
 def test_dotted_keys_change_lists_scalars_and_nested_values() -> None:

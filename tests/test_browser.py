@@ -30,8 +30,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from iotune.results import save
-from tests.test_merge import fake_results
+from iotune.results.dataset import save
+from tests.results.test_merge import fake_results
 
 pytestmark = pytest.mark.browser
 

@@ -23,8 +23,9 @@ import yaml
 
 from iotune import api
 from iotune.backends import get_backend
-from iotune.spec import Workload, parse_spec
-from iotune.workload import Field
+from iotune.run.data import Field
+from iotune.spec.model import Workload
+from iotune.spec.parse import parse_spec
 
 CODECS = ("none", "zlib", "bzip2", "blosc-lz4", "zstd")
 
@@ -175,8 +176,8 @@ WRITE_WITH_H5PY_BACKEND = """
     import json, sys
     from pathlib import Path
     from iotune.backends.h5py_ import H5pyBackend
-    from iotune.spec import Workload
-    from iotune.workload import Field
+    from iotune.spec.model import Workload
+    from iotune.run.data import Field
 
     H5pyBackend.prepare_process()  # what iotune's h5py worker does first
     w = Workload(("time", "y", "x"), (8, 32, 48))

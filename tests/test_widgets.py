@@ -9,9 +9,9 @@ import pytest
 
 import iotune
 from iotune.errors import UsageError
-from iotune.results import save
+from iotune.results.dataset import save
 from iotune.widgets import Explorer, explorable_dims, metrics
-from tests.test_merge import fake_results
+from tests.results.test_merge import fake_results
 
 
 @pytest.fixture

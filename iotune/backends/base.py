@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from iotune.spec import Workload
+from iotune.spec.model import Workload
 
 Selection = tuple[slice | int, ...]
 

@@ -13,11 +13,11 @@ from iotune import codecs
 from iotune.backends._hdf5 import resolve_layout
 from iotune.backends.base import Backend, Reader, Selection, Writer
 from iotune.errors import NotApplicable, VerificationError
-from iotune.spec import Workload
+from iotune.spec.model import Workload
 from iotune.units import chunk_label, parse_chunk_label
 
 if TYPE_CHECKING:
-    from iotune.trial import TrialResult, TrialTask
+    from iotune.run.records import TrialResult, TrialTask
 
 DATASET = "data"
 #: each rank of a parallel trial holds its block in memory twice, as benchio holds one
@@ -130,7 +130,7 @@ class H5pyBackend(Backend):
 
         if not h5py.get_config().mpi:
             return False, f"h5py {h5py.__version__} was built without MPI (serial HDF5)"
-        from iotune.platform.mpi import find_mpiexec
+        from iotune.mpi.launch import find_mpiexec
 
         try:
             import mpi4py
@@ -151,7 +151,7 @@ class H5pyBackend(Backend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        from iotune.platform.mpi import check_stripe_hints
+        from iotune.mpi.launch import check_stripe_hints
 
         codec, effective, notes = resolve_layout(params, cls.parallel_support)
         n = int(params.get("nprocs", 1))
@@ -193,13 +193,13 @@ class H5pyBackend(Backend):
         MpiError
             The launcher or a rank failed.
         """
-        from iotune.platform import mpi
+        from iotune.mpi import launch as mpi
 
         params = task.trial.params
         data = workdir / "data"
         stripe, hints = mpi.striped_directory(data, params, dict(params.get("hint_values") or {}))
         report = mpi.launch_trial(
-            task, workdir, data, hints=hints, stripe=stripe, program="iotune.platform.hdf5_rank"
+            task, workdir, data, hints=hints, stripe=stripe, program="iotune.backends.h5py_rank"
         )
         mpi.fill_result(result, report, total=task.workload.nbytes, ops=int(params["nprocs"]))
         result.stored = mpi.stored_info(report, params=params, hints=hints, stripe=stripe)

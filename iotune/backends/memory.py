@@ -17,7 +17,7 @@ import numpy as np
 from iotune import codecs
 from iotune.backends.base import Backend, Reader, Selection, Writer
 from iotune.errors import VerificationError
-from iotune.spec import Workload
+from iotune.spec.model import Workload
 from iotune.units import chunk_label, parse_chunk_label
 
 _STORE: dict[str, dict[tuple[int, ...], bytes]] = {}

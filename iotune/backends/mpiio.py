@@ -3,7 +3,7 @@
 Unlike the other backends this one is not driven slab by slab in the trial's
 process: a trial launches ``nprocs`` ranks (``mpiexec -n N`` from the
 ``mpich`` wheel by default, or ``execution.launcher``) that run
-:mod:`iotune.platform.mpi_rank`.  Time is the slowest rank's, aggregate
+:mod:`iotune.mpi.rank`.  Time is the slowest rank's, aggregate
 throughput is all bytes over that time, as IOR reports.  Reads are measured
 apart from writes, after every node evicted the files from its page cache.
 
@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from iotune.backends.base import Backend, Reader, Writer
 from iotune.errors import NotApplicable, UsageError
-from iotune.spec import Workload
+from iotune.spec.model import Workload
 from iotune.units import format_size
 
 if TYPE_CHECKING:
-    from iotune.trial import TrialResult, TrialTask
+    from iotune.run.records import TrialResult, TrialTask
 
 MiB = 2**20
 DEFAULT_TRANSFER = MiB
@@ -85,7 +85,7 @@ class MpiioBackend(Backend):
     def available(cls) -> tuple[bool, str]:
         import importlib.metadata
 
-        from iotune.platform.mpi import find_mpiexec
+        from iotune.mpi.launch import find_mpiexec
 
         ok, version = super().available()
         if not ok:
@@ -109,7 +109,7 @@ class MpiioBackend(Backend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        from iotune.platform.mpi import check_stripe_hints, decompose
+        from iotune.mpi.launch import check_stripe_hints, decompose
 
         n = int(params.get("nprocs", 1))
         layout = params.get("layout", "shared")
@@ -173,14 +173,14 @@ class MpiioBackend(Backend):
         MpiError
             The launcher or a rank failed.
         """
-        from iotune.platform import mpi
+        from iotune.mpi import launch as mpi
 
         params = task.trial.params
         data = workdir / "data"
         hints = dict(params.get("hint_values") or {})
         stripe, hints = mpi.striped_directory(data, params, hints)
         report = mpi.launch_trial(
-            task, workdir, data, hints=hints, stripe=stripe, program="iotune.platform.mpi_rank"
+            task, workdir, data, hints=hints, stripe=stripe, program="iotune.mpi.rank"
         )
         calls = (
             1 if params["access"] == "block3d" else params["block_size"] // params["transfer_size"]

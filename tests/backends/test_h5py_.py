@@ -21,10 +21,10 @@ import xarray as xr
 import yaml
 
 from iotune.backends.h5py_ import H5pyBackend, create_dataset
+from iotune.backends.h5py_rank import check_file
 from iotune.errors import NotApplicable
-from iotune.platform.hdf5_rank import check_file
-from iotune.spec import Workload
-from iotune.workload import Field
+from iotune.run.data import Field
+from iotune.spec.model import Workload
 
 ROOT = Path(__file__).parents[2]
 PARALLEL_PYTHON = Path(os.environ.get("IOTUNE_PARALLEL_PYTHON", ROOT / ".venv-phdf5/bin/python"))

@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from iotune.access import selections
 from iotune.backends.memory import MemoryBackend
-from iotune.spec import ReadSpec, Workload
-from iotune.workload import Field
+from iotune.run.access import selections
+from iotune.run.data import Field
+from iotune.spec.model import ReadSpec, Workload
 
 W = Workload(("time", "y", "x"), (10, 48, 40))
 

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from iotune.errors import VerificationError
-from iotune.plan import make_plan
-from iotune.platform.mpi import fill_result, find_mpiexec
-from iotune.results import to_dataset
-from iotune.spec import parse_spec
-from iotune.summary import table
-from iotune.trial import TrialResult, TrialTask, run_trial
+from iotune.mpi.launch import fill_result, find_mpiexec
+from iotune.results.dataset import to_dataset
+from iotune.results.summary import table
+from iotune.run.plan import make_plan
+from iotune.run.records import TrialResult, TrialTask
+from iotune.run.trial import run_trial
+from iotune.spec.parse import parse_spec
 
 
 def _missing() -> str:

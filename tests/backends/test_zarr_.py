@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from iotune import access
 from iotune.backends import get_backend
 from iotune.backends.zarr_ import ZarrBackend
 from iotune.errors import NotApplicable, VerificationError
-from iotune.spec import ReadSpec, Workload
-from iotune.workload import Field
+from iotune.run import access
+from iotune.run.data import Field
+from iotune.spec.model import ReadSpec, Workload
 
 W = Workload(("time", "y", "x"), (8, 32, 48))
 READ = ReadSpec(patterns=("full", "spatial", "timeseries"), timeseries_pixels=5)

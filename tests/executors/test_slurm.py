@@ -12,10 +12,10 @@ import xarray as xr
 import yaml
 
 from iotune.errors import SpecError, UsageError
-from iotune.execution import CLUSTER_KEYS
 from iotune.executors.dask_ import _jobqueue_cluster, check_job_script, jobqueue_options
 from iotune.executors.environ import WORKER_ENVIRON
-from iotune.spec import load_spec_text
+from iotune.spec.execution import CLUSTER_KEYS
+from iotune.spec.parse import load_spec_text
 
 from .slurm_cluster import LocalSlurm
 

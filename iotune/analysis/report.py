@@ -1,0 +1,103 @@
+"""A recommendation for the terminal (text) and for scripts (JSON)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from iotune.analysis.exports import PLUGIN_NOTE
+from iotune.units import format_size
+
+if TYPE_CHECKING:
+    from iotune.analysis.recommend import Candidate, Recommendation
+
+FORMATS = ("text", "json")
+
+
+_TITLES = {
+    "xarray_netcdf4_encoding": "xarray, netCDF4 (ds.to_netcdf(path, encoding=encoding))",
+    "xarray_zarr_encoding": "xarray, Zarr v3 (ds.to_zarr(path, encoding=encoding))",
+    "netcdf4_create_variable": "netCDF4-python",
+    "nccopy": "nccopy (rewrite an existing netCDF-4 file)",
+    "h5py_create_dataset": "h5py (write the file as measured)",
+    "h5repack": "h5repack (rewrite an existing HDF5/netCDF-4 file)",
+    "lfs_setstripe": "Lustre striping of the output directory",
+    "mpich_mpiio_hints": "MPI-IO hints, Cray/HPE MPICH",
+    "romio_hints_file": "MPI-IO hints, ROMIO hints file",
+}
+
+
+def render_json(rec: Recommendation) -> str:
+    """The recommendation as JSON, for scripts."""
+    return json.dumps(rec.to_dict(), indent=1)
+
+
+def render_text(rec: Recommendation) -> str:
+    """The recommendation for a terminal: winner, runner-up, baseline, then every export."""
+    objective = ", ".join(f"{m}={w:g}" for m, w in rec.weights.items())
+    if len(rec.weights) == 1:
+        objective = next(iter(rec.weights))
+    lines = [
+        f"objective: {objective} (throughput in MiB/s, median of {rec.repeats} repeats; "
+        f"{rec.candidates} configurations qualify)"
+    ]
+    limits = rec.constraints
+    if limits:
+        shown = (
+            [f"stored size <= {format_size(limits['max_size'])}"] if "max_size" in limits else []
+        )
+        if "max_ratio_loss" in limits:
+            shown.append(f"compression ratio at most {limits['max_ratio_loss']:.0%} below the best")
+        lines.append(f"constraints: {', '.join(shown)}")
+    lines += _candidate_lines("winner", rec.winner)
+    if rec.runner_up is not None:
+        lines += _candidate_lines("runner-up", rec.runner_up)
+    lines.append(f"  {rec.separation}")
+    lines += _baseline_lines(rec)
+    lines.append("")
+    lines.append("paste:")
+    for name, export in rec.exports.items():
+        lines.append(f"  {_TITLES.get(name, name)}:")
+        body = export.get("text") or f"not expressible: {export['unavailable']}"
+        lines += [f"    {line}" for line in body.splitlines()]
+    if rec.winner.settings.get("codec", "none") not in ("none", "zlib") and any(
+        k in rec.exports for k in ("nccopy", "h5repack")
+    ):
+        lines.append(f"  note: {PLUGIN_NOTE}")
+    return "\n".join(lines)
+
+
+def _candidate_lines(role: str, cand: Candidate) -> list[str]:
+    lines = [f"{role + ':':<11} {cand.label}"]
+    for metric, med in cand.median.items():
+        lines.append(
+            f"{'':<11} {metric:<16} {_num(med):>8} MiB/s  "
+            f"[{_num(cand.low[metric])} to {_num(cand.high[metric])}]"
+        )
+    if len(cand.median) > 1:
+        lines.append(f"{'':<11} {'score':<16} {cand.score:>8.3f} (1 = best of each metric)")
+    lines.append(f"{'':<11} stored {format_size(cand.file_bytes)}, ratio {cand.ratio:.2f}")
+    return lines
+
+
+def _baseline_lines(rec: Recommendation) -> list[str]:
+    base = rec.baseline
+    if base is None:
+        return [rec.baseline_note]
+    if base.coords == rec.winner.coords:
+        return [f"{rec.baseline_note}", "  the winner is the baseline itself: nothing to gain"]
+    lines = _candidate_lines("baseline", base)
+    lines.append(f"  {rec.baseline_note}")
+    faster = ", ".join(f"{m} {x:.2f}x" for m, x in rec.speedup.items() if m != "score")
+    size = rec.winner.file_bytes / base.file_bytes - 1
+    lines.append(
+        f"speedup over the baseline: {faster}; stored size {size:+.0%} "
+        f"(ratio {rec.winner.ratio:.2f} vs {base.ratio:.2f})"
+    )
+    return lines
+
+
+def _num(value: float) -> str:
+    if value != value:  # NaN
+        return "-"
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:#.3g}".rstrip(".")

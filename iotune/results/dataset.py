@@ -1,0 +1,294 @@
+"""Trial results <-> the results Dataset (schema version 1); save and open.
+
+One Dataset per sweep: a dimension per swept parameter, ``pattern`` for
+reads and ``repeat``.  Failed, not-applicable and pending grid points hold
+NaN with a ``status`` saying why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from iotune.errors import ResultsError
+from iotune.run.plan import Plan
+from iotune.run.records import TrialResult
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+SCHEMA_VERSION = 1
+RESULTS_NAME = "results.nc"
+
+_WRITE_VARS = {
+    "write_MiBps": ("MiBps", "MiB/s", "write throughput (incl. close and fsync)"),
+    "write_s": ("s", "s", "write time (incl. close and fsync)"),
+    "write_cpu_s": ("cpu_s", "s", "CPU time of the write"),
+}
+_READ_VARS = {
+    "read_MiBps": ("MiBps", "MiB/s", "read throughput (bytes delivered)"),
+    "read_s": ("s", "s", "read time (incl. open and close)"),
+    "read_cpu_s": ("cpu_s", "s", "CPU time of the read"),
+    "resident_fraction": ("resident_fraction", "1", "page-cache residency when the read began"),
+    "read_ops_per_s": ("ops_per_s", "1/s", "selections read per second"),
+}
+#: only in sweeps with the ``concurrency`` parameter
+_PER_PROCESS_VARS = {
+    "write_MiBps_per_process": (
+        "per_process_MiBps",
+        "MiB/s",
+        "median write throughput of one of the concurrent processes",
+    ),
+    "read_MiBps_per_process": (
+        "per_process_MiBps",
+        "MiB/s",
+        "median read throughput of one of the concurrent processes",
+    ),
+}
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds") if ts else ""
+
+
+def to_dataset(
+    plan: Plan, done: Mapping[str, TrialResult], *, provenance: Mapping[str, str] | None = None
+) -> xr.Dataset:
+    """Build the results Dataset of ``plan`` from the finished trials in ``done``."""
+    import xarray as xr
+
+    sweep = plan.sweep
+    pdims = plan.dims
+    shape = tuple(len(plan.coords[d]) for d in pdims)
+    patterns, repeats = sweep.read.patterns, sweep.measure.repeats
+    arrays = _empty(shape, len(patterns), repeats)
+    trials = {t.id: t for t in plan.trials}
+    for point in plan.points:
+        index = tuple(plan.coords[d].index(point.coords[d]) for d in pdims)
+        _fill(
+            arrays,
+            index,
+            point,
+            done.get(point.trial_id) if point.trial_id else None,
+            patterns,
+            trials,
+        )
+    concurrency = any("concurrency" in t.params for t in plan.trials)
+    data_vars = _variables(arrays, pdims, concurrency=concurrency)
+    coords: dict[str, Any] = {d: list(plan.coords[d]) for d in pdims}
+    coords["pattern"] = list(patterns)
+    coords["repeat"] = np.arange(repeats)
+    ds = xr.Dataset(data_vars, coords=coords)
+    if "chunk_cache" in ds.coords:
+        ds["chunk_cache"].attrs.update(units="bytes", long_name="chunk cache size")
+    ds.attrs.update(_attrs(plan, done, provenance or {}))
+    from iotune.results.launched import extras
+
+    mpi_vars, mpi_attrs = extras(plan, done)  # hints, striping, per-rank spread
+    ds = ds.assign(mpi_vars)
+    ds.attrs.update(mpi_attrs)
+    return ds
+
+
+#: variables per configuration and pattern, then per configuration: (units, long_name);
+#: units None for labels
+_PATTERN_VARS = {
+    "read_bytes": ("bytes", "bytes delivered per read"),
+    "read_ops": ("1", "selections per read"),
+}
+_POINT_VARS = {
+    "file_bytes": ("bytes", "stored size"),
+    "ratio": ("1", "compression ratio (raw/stored)"),
+    "status": (None, "ok, failed, not_applicable or pending"),
+    "error": (None, "why a point failed or does not apply, or what it did not measure"),
+    "trial_id": (None, "stable id of the trial that measured the point"),
+    "effective": (None, "effective parameters of the trial (JSON)"),
+}
+
+
+def _variables(
+    arrays: Mapping[str, np.ndarray], pdims: tuple[str, ...], *, concurrency: bool
+) -> dict[str, Any]:
+    """The data variables over the parameter dimensions ``pdims``, with their attributes."""
+    rdims, wdims = (*pdims, "pattern", "repeat"), (*pdims, "repeat")
+
+    def attrs(units: str | None, long: str) -> dict[str, str]:
+        return {"long_name": long} if units is None else {"units": units, "long_name": long}
+
+    data_vars: dict[str, Any] = {}
+    if concurrency:
+        for name, (_key, units, long) in _PER_PROCESS_VARS.items():
+            dims = wdims if name.startswith("write") else rdims
+            data_vars[name] = (dims, arrays[name], attrs(units, long))
+    for name, (_key, units, long) in _WRITE_VARS.items():
+        data_vars[name] = (wdims, arrays[name], attrs(units, long))
+    for name, (_key, units, long) in _READ_VARS.items():
+        data_vars[name] = (rdims, arrays[name], attrs(units, long))
+    data_vars["read_cache"] = (
+        rdims,
+        arrays["read_cache"],
+        attrs(None, "cache state of the read: cold, warm or not-cold"),
+    )
+    for name, (units, long) in _PATTERN_VARS.items():
+        data_vars[name] = ((*pdims, "pattern"), arrays[name], attrs(units, long))
+    for name, (units, long) in _POINT_VARS.items():
+        data_vars[name] = (pdims, arrays[name], attrs(units, long))
+    return data_vars
+
+
+def _empty(shape: tuple[int, ...], npat: int, nrep: int) -> dict[str, np.ndarray]:
+    arrays = {n: np.full((*shape, nrep), np.nan) for n in _WRITE_VARS}
+    arrays |= {n: np.full((*shape, npat, nrep), np.nan) for n in _READ_VARS}
+    arrays["write_MiBps_per_process"] = np.full((*shape, nrep), np.nan)
+    arrays["read_MiBps_per_process"] = np.full((*shape, npat, nrep), np.nan)
+    arrays["read_cache"] = np.full((*shape, npat, nrep), "", dtype=object)
+    arrays["read_bytes"] = np.full((*shape, npat), np.nan)
+    arrays["read_ops"] = np.full((*shape, npat), np.nan)
+    arrays["file_bytes"] = np.full(shape, np.nan)
+    arrays["ratio"] = np.full(shape, np.nan)
+    for name in ("status", "error", "trial_id", "effective"):
+        arrays[name] = np.full(shape, "", dtype=object)
+    return arrays
+
+
+def _fill(
+    arrays: dict[str, np.ndarray],
+    index: tuple,
+    point: Any,
+    result: TrialResult | None,
+    patterns: tuple[str, ...],
+    trials: Mapping[str, Any],
+) -> None:
+    if not point.applicable:
+        arrays["status"][index], arrays["error"][index] = "not_applicable", point.reason
+        return
+    trial = trials[point.trial_id]
+    arrays["trial_id"][index] = trial.id
+    arrays["effective"][index] = json.dumps({"backend": trial.backend, **trial.params})
+    if result is None:
+        arrays["status"][index] = "pending"
+        return
+    arrays["status"][index], arrays["error"][index] = result.status, result.error
+    if result.status != "ok":
+        return
+    for name, (key, *_rest) in (_WRITE_VARS | _PER_PROCESS_VARS).items():
+        if name.startswith("write"):
+            # one process alone is its own per-process figure
+            arrays[name][index] = [w.get(key, w["MiBps"]) for w in result.write]
+    unread = [pattern for pattern in patterns if not result.reads.get(pattern)]
+    if unread:  # launched ranks read back only what they wrote, as "full"
+        arrays["error"][index] = (
+            f"read patterns not measured: {', '.join(unread)} "
+            "(MPI ranks read back what they wrote: the full pattern)"
+        )
+    for p, pattern in enumerate(patterns):
+        runs = result.reads.get(pattern, [])
+        if not runs:
+            continue
+        for name, (key, *_rest) in (_READ_VARS | _PER_PROCESS_VARS).items():
+            if not name.startswith("write"):
+                fallback = "MiBps" if name.endswith("per_process") else None
+                arrays[name][(*index, p)] = [r.get(key, r.get(fallback, np.nan)) for r in runs]
+        arrays["read_cache"][(*index, p)] = [r["cache"] for r in runs]
+        arrays["read_bytes"][(*index, p)] = runs[0]["bytes"]
+        arrays["read_ops"][(*index, p)] = runs[0]["ops"]
+    arrays["file_bytes"][index] = result.file_bytes
+    arrays["ratio"][index] = result.raw_bytes / result.file_bytes
+
+
+def _attrs(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[str, str]) -> dict:
+    sweep = plan.sweep
+    starts = [r.started for r in done.values() if r.started]
+    ends = [r.ended for r in done.values() if r.ended]
+    attrs: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "name": sweep.name,
+        "description": sweep.description,
+        "spec": sweep.text,
+        "spec_digest": sweep.digest(),
+        "swept": " ".join(plan.dims),
+        "fixed_parameters": json.dumps(
+            {p.name: p.labels()[0] for p in sweep.parameters if not p.swept}
+        ),
+        "backends": " ".join(sweep.backends),
+        "workload": json.dumps(sweep.workload.to_dict()),
+        "raw_bytes": sweep.workload.nbytes,
+        "repeats": sweep.measure.repeats,
+        "cache": sweep.measure.cache,
+        "fsync": str(sweep.measure.fsync).lower(),
+        "max_cold_residency": sweep.measure.max_cold_residency,
+        "executor": sweep.execution.executor,
+        "cluster": _cluster_kind(sweep.execution),
+        "per_host": sweep.execution.per_host,
+        "contended": str(sweep.execution.contended).lower(),
+        "started": _iso(min(starts)) if starts else "",
+        "ended": _iso(max(ends)) if ends else "",
+    }
+    attrs.update({f"provenance_{k}": v for k, v in provenance.items()})
+    return attrs
+
+
+def save(ds: xr.Dataset, path: Path) -> Path:
+    """Write ``ds`` to ``path`` atomically: a temporary file, fsync, then rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        ds.to_netcdf(tmp, engine="netcdf4")
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def results_path(path: str | Path) -> Path:
+    """Accept a results file or the output directory that holds one."""
+    path = Path(path)
+    return path / RESULTS_NAME if path.is_dir() else path
+
+
+def open_results(path: str | Path) -> xr.Dataset:
+    """Open a results file (or output directory) written by iotune.
+
+    Raises
+    ------
+    ResultsError
+        The file is missing or is not an iotune results file.
+    """
+    import xarray as xr
+
+    target = results_path(path)
+    if not target.exists():
+        raise ResultsError(f"no results at {target}")
+    try:
+        ds = xr.open_dataset(target, engine="netcdf4").load()
+    except (OSError, ValueError) as err:
+        raise ResultsError(f"{target} is not a readable results file: {err}") from err
+    ds.close()
+    version = ds.attrs.get("schema_version")
+    if version != SCHEMA_VERSION:
+        shown = version.item() if hasattr(version, "item") else version
+        raise ResultsError(
+            f"{target} has schema_version {shown!r}; this iotune reads {SCHEMA_VERSION}"
+        )
+    return ds
+
+
+def _cluster_kind(execution: Any) -> str:
+    """Where the trials ran: none (serial), local, scheduler, or the jobqueue kind."""
+    if execution.executor != "dask":
+        return "none"
+    if execution.cluster:
+        return str(execution.cluster["kind"])
+    return "scheduler" if execution.scheduler else "local"

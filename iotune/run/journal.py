@@ -1,0 +1,114 @@
+"""A crash-safe log of finished trials, and the lock on an output directory.
+
+One JSON object per line, appended and fsynced per trial, so a crash loses
+at most the trial in flight.  The first line names the sweep it belongs to;
+resuming with a different sweep is refused.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+from typing import IO, Any
+
+from iotune.errors import LockError, ResultsError
+from iotune.run.records import TrialResult
+
+JOURNAL_VERSION = 1
+
+
+class Journal:
+    """Append-only trial log at ``path``.
+
+    Parameters
+    ----------
+    path
+        The journal file (created when missing).
+    digest
+        :meth:`iotune.spec.model.Sweep.digest` of the sweep being run.
+    resume
+        Keep finished trials of an earlier run of the same sweep; otherwise an
+        existing journal is an error.
+    """
+
+    def __init__(self, path: Path, *, digest: str, name: str, resume: bool) -> None:
+        self.path = path
+        self.done: dict[str, TrialResult] = {}
+        if path.exists() and path.stat().st_size:
+            if not resume:
+                raise ResultsError(
+                    f"{path.parent} already holds results of a sweep; pass "
+                    "--resume to continue it or --overwrite to start again"
+                )
+            self._load(digest)
+        else:
+            self._write_line({"journal": JOURNAL_VERSION, "digest": digest, "name": name})
+
+    def _load(self, digest: str) -> None:
+        good = 0
+        with self.path.open("rb") as fh:
+            lines = fh.read().split(b"\n")
+        header = json.loads(lines[0])
+        if header.get("digest") != digest:
+            raise ResultsError(
+                f"{self.path} belongs to sweep {header.get('name')!r} with other "
+                "settings; resume it with its own spec or use another output"
+            )
+        good = len(lines[0]) + 1
+        for line in lines[1:]:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                break  # a line cut by a crash: everything after it is dropped
+            result = TrialResult.from_dict(record)
+            self.done[result.id] = result
+            good += len(line) + 1
+        with self.path.open("r+b") as fh:
+            fh.truncate(good)
+
+    def _write_line(self, record: dict[str, Any]) -> None:
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def append(self, result: TrialResult) -> None:
+        """Record a finished trial durably."""
+        self._write_line(result.to_dict())
+        self.done[result.id] = result
+
+
+class DirectoryLock:
+    """An exclusive ``flock`` on ``<dir>/.iotune.lock`` for the life of a run.
+
+    The kernel drops it when the process dies, so a killed run never leaves
+    a stale lock behind.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / ".iotune.lock"
+        self._fh: IO[str] | None = None
+
+    def __enter__(self) -> DirectoryLock:
+        self._fh = self.path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._fh.seek(0)
+            owner = self._fh.read().strip() or "unknown"
+            self._fh.close()
+            raise LockError(
+                f"{self.path.parent} is in use by another iotune run (pid {owner})"
+            ) from None
+        self._fh.seek(0)
+        self._fh.truncate()
+        self._fh.write(str(os.getpid()))
+        self._fh.flush()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fh:
+            fcntl.flock(self._fh, fcntl.LOCK_UN)
+            self._fh.close()

@@ -1,0 +1,152 @@
+"""The sweep spec as plain frozen dataclasses: no parsing, no I/O.
+
+Everything below the spec parser (backends, the trial runner, the rank
+programs) depends on these types only, never on the parser in
+:mod:`iotune.spec.parse`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from iotune.units import chunk_label
+
+SPEC_VERSION = 1
+DTYPES = ("int16", "int32", "uint16", "float32", "float64")
+FIELDS = ("smooth", "random", "zeros", "file")
+PATTERNS = ("full", "spatial", "timeseries", "random")
+CACHE_MODES = ("cold", "warm")
+#: parameters every backend accepts because the trial runner implements them
+GENERIC_PARAMETERS = ("concurrency",)
+TOP_KEYS = (
+    "version",
+    "name",
+    "description",
+    "workload",
+    "backend",
+    "parameters",
+    "read",
+    "measure",
+    "execution",
+    "hints",
+)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter: its values, and whether the spec swept it (a list)."""
+
+    name: str
+    values: tuple[Any, ...]
+    swept: bool
+
+    def labels(self) -> tuple[Any, ...]:
+        """Coordinate values as stored in results (chunk shapes become labels)."""
+        if self.name in ("chunks", "shards"):
+            return tuple(chunk_label(v) for v in self.values)
+        return self.values
+
+
+@dataclass(frozen=True)
+class ExecutionSpec:
+    """Where trials run; not part of the sweep's digest, so a run may resume elsewhere."""
+
+    executor: str = "serial"
+    workers: int | None = None
+    scheduler: str | None = None
+    per_host: int = 1
+    cluster: dict[str, Any] | None = None
+    #: how MPI trials start, e.g. "srun -n {nprocs}"; None: the mpiexec beside Python
+    launcher: str | None = None
+
+    @property
+    def contended(self) -> bool:
+        return self.executor == "dask" and self.per_host > 1
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The array every trial writes: named dimensions, dtype and content."""
+
+    dims: tuple[str, ...]
+    shape: tuple[int, ...]
+    dtype: str = "int16"
+    field: str = "smooth"
+    seed: int = 0
+    path: str | None = None
+    variable: str | None = None
+
+    @property
+    def itemsize(self) -> int:
+        return 8 if self.dtype.endswith("64") else 4 if self.dtype.endswith("32") else 2
+
+    @property
+    def nbytes(self) -> int:
+        n = self.itemsize
+        for size in self.shape:
+            n *= size
+        return n
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "shape": dict(zip(self.dims, self.shape, strict=True)),
+            "dtype": self.dtype,
+            "field": self.field,
+            "seed": self.seed,
+            **({"path": self.path, "variable": self.variable} if self.field == "file" else {}),
+        }
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    patterns: tuple[str, ...] = ("full",)
+    spatial: tuple[tuple[str, float], ...] = ()
+    timeseries_pixels: int = 16
+    random_ops: int = 64
+    random_shape: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    repeats: int = 3
+    cache: str = "cold"
+    fsync: bool = True
+    max_cold_residency: float = 0.05
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated sweep spec."""
+
+    name: str
+    workload: Workload
+    backends: tuple[str, ...]
+    parameters: tuple[Parameter, ...]
+    read: ReadSpec = ReadSpec()
+    measure: MeasureSpec = MeasureSpec()
+    execution: ExecutionSpec = field(default_factory=ExecutionSpec)
+    description: str = ""
+    #: named MPI-IO hint sets (the top-level ``hints`` section), swept by name
+    hints: dict[str, dict[str, str]] = field(default_factory=dict)
+    text: str = field(default="", compare=False)
+    source: str | None = field(default=None, compare=False)
+
+    @property
+    def swept(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.swept)
+
+    def digest(self) -> str:
+        """Hash of everything that changes what is measured (not name or text)."""
+        data = {
+            "workload": self.workload.to_dict(),
+            "backends": self.backends,
+            "parameters": [(p.name, p.labels(), p.swept) for p in self.parameters],
+            "read": repr(self.read),
+            "measure": repr(self.measure),
+        }
+        if any(self.hints.values()):  # only then, so older sweeps keep their digest
+            data["hints"] = self.hints
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

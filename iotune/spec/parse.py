@@ -1,0 +1,262 @@
+"""Sweep spec version 1: parse YAML, validate, freeze.
+
+Every problem raises :class:`~iotune.errors.SpecError` naming the field, the
+bad value and what is allowed.  Unknown keys are errors, so typos never pass
+silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from iotune.errors import SpecError
+from iotune.spec.checks import choice, fail, integer, mapping, section
+from iotune.spec.execution import parse_execution
+from iotune.spec.hints import check_hint_names, parse_hint_sets
+from iotune.spec.model import (
+    CACHE_MODES,
+    DTYPES,
+    FIELDS,
+    GENERIC_PARAMETERS,
+    PATTERNS,
+    SPEC_VERSION,
+    TOP_KEYS,
+    MeasureSpec,
+    ReadSpec,
+    Sweep,
+    Workload,
+)
+from iotune.spec.parameters import parse_parameters
+
+# --- small parse helpers ----------------------------------------------------
+
+
+def parse_workload(value: object, *, base: Path | None = None) -> Workload:
+    """Parse ``workload``; with ``field: file`` the shape and dtype default to the file's."""
+    keys = ("shape", "dtype", "field", "seed", "path", "variable")
+    data = mapping(value, "workload", keys)
+    field = choice(data.get("field", "smooth"), "workload.field", FIELDS)
+    source = _file_source(data, base) if field == "file" else None
+    if field != "file":
+        for key in ("path", "variable"):
+            if key in data:
+                raise fail(f"workload.{key}", "only used with field: file")
+    if "shape" not in data and source is None:
+        raise fail("workload.shape", "required, e.g. {time: 64, y: 512, x: 512}")
+    raw = data.get("shape", source["shape"] if source else None)
+    shape = mapping(raw, "workload.shape", tuple(raw) if isinstance(raw, Mapping) else ())
+    if not 2 <= len(shape) <= 4:
+        raise fail("workload.shape", f"{dict(shape)!r} has rank {len(shape)}; allowed: 2 to 4")
+    file_dims = tuple(source["shape"]) if source else ()
+    if source and set(map(str, shape)) == set(file_dims) and tuple(map(str, shape)) != file_dims:
+        raise fail(
+            "workload.shape",
+            f"give the dimensions in the file's order "
+            f"({', '.join(file_dims)}); the data is not transposed",
+        )
+    if source and len(shape) != len(source["shape"]):
+        raise fail(
+            "workload.shape",
+            f"{dict(shape)!r} has rank {len(shape)} but "
+            f"{source['variable']!r} in the file has {dict(source['shape'])}",
+        )
+    default_dtype = source["dtype"] if source else "int16"
+    return Workload(
+        dims=tuple(str(d) for d in shape),
+        shape=tuple(integer(s, f"workload.shape.{d}", minimum=1) for d, s in shape.items()),
+        dtype=choice(data.get("dtype", default_dtype), "workload.dtype", DTYPES),
+        field=field,
+        seed=integer(data.get("seed", 0), "workload.seed"),
+        path=source["path"] if source else None,
+        variable=source["variable"] if source else None,
+    )
+
+
+def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
+    """Check ``path`` and ``variable`` now, so a typo is a spec error, not 100 failed trials."""
+    for key in ("path", "variable"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise fail(
+                f"workload.{key}",
+                "required with field: file (a file or store xarray opens, and the variable in it)",
+            )
+    path = Path(data["path"]).expanduser()
+    path = path if path.is_absolute() or base is None else base / path
+    from iotune.run.data import describe_file
+
+    try:
+        info = describe_file(path, data["variable"])
+    except (OSError, ValueError, KeyError) as err:
+        reason = str(err.args[0] if err.args else err).strip().splitlines()[0]
+        raise fail("workload.path", f"cannot use {str(path)!r}: {reason}") from err
+    return {"path": str(path.resolve()), "variable": data["variable"], **info}
+
+
+def parse_read(value: object, workload: Workload) -> ReadSpec:
+    data = mapping(section(value), "read", ("patterns", "spatial", "timeseries", "random"))
+    patterns = data.get("patterns", ["full"])
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if not isinstance(patterns, list) or not patterns:
+        raise fail("read.patterns", f"expected a non-empty list of {', '.join(PATTERNS)}")
+    parsed = tuple(choice(p, f"read.patterns[{i}]", PATTERNS) for i, p in enumerate(patterns))
+    if len(set(parsed)) != len(parsed):
+        raise fail("read.patterns", f"{patterns!r} lists a pattern twice")
+    spatial = []
+    for dim, size in mapping(data.get("spatial", {}), "read.spatial", workload.dims).items():
+        path, full = f"read.spatial.{dim}", workload.shape[workload.dims.index(dim)]
+        ok = isinstance(size, float) and 0 < size <= 1
+        ok = ok or (isinstance(size, int) and not isinstance(size, bool) and 1 <= size <= full)
+        if not ok:
+            raise fail(
+                path, f"{size!r} is not allowed; give a count 1..{full} or a fraction in (0, 1]"
+            )
+        spatial.append((dim, size))
+    ts = mapping(data.get("timeseries", {}), "read.timeseries", ("pixels",))
+    pixels = integer(ts.get("pixels", 16), "read.timeseries.pixels", minimum=1, maximum=100_000)
+    rnd = mapping(section(data.get("random")), "read.random", ("ops", "shape"))
+    ops = integer(rnd.get("ops", 64), "read.random.ops", minimum=1, maximum=1_000_000)
+    box = mapping(section(rnd.get("shape")), "read.random.shape", workload.dims)
+    shape = tuple(
+        (
+            d,
+            integer(
+                n,
+                f"read.random.shape.{d}",
+                minimum=1,
+                maximum=workload.shape[workload.dims.index(d)],
+            ),
+        )
+        for d, n in box.items()
+    )
+    return ReadSpec(parsed, tuple(spatial), pixels, ops, shape)
+
+
+def parse_measure(value: object) -> MeasureSpec:
+    data = mapping(section(value), "measure", ("repeats", "cache", "fsync", "max_cold_residency"))
+    fsync = data.get("fsync", True)
+    if not isinstance(fsync, bool):
+        raise fail("measure.fsync", f"expected true or false, got {fsync!r}")
+    limit = data.get("max_cold_residency", 0.05)
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 <= limit <= 1:
+        raise fail("measure.max_cold_residency", f"{limit!r} is not a fraction in [0, 1]")
+    return MeasureSpec(
+        repeats=integer(data.get("repeats", 3), "measure.repeats", minimum=1, maximum=1000),
+        cache=choice(data.get("cache", "cold"), "measure.cache", CACHE_MODES),
+        fsync=fsync,
+        max_cold_residency=float(limit),
+    )
+
+
+def parse_backends(value: object) -> tuple[str, ...]:
+    from iotune.backends import backend_names
+
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise fail("backend", f"empty list; allowed: {', '.join(backend_names())}")
+    names = tuple(choice(b, "backend", backend_names()) for b in items)
+    if len(set(names)) != len(names):
+        raise fail("backend", f"{value!r} lists a backend twice")
+    return names
+
+
+def _parameters_allowed(backends: tuple[str, ...]) -> tuple[str, ...]:
+    from iotune.backends import get_backend
+
+    names: list[str] = []
+    for backend in backends:
+        names += [p for p in get_backend(backend).parameters if p not in names]
+    # the trial runner, not the format, implements these
+    return (*names, *GENERIC_PARAMETERS)
+
+
+def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sweep:
+    """Validate a spec already read from YAML into a :class:`Sweep`."""
+    try:
+        if data is None:
+            raise fail("", "the spec is empty; it needs at least 'version' and 'workload'")
+        data = mapping(data, "", TOP_KEYS)
+        if "version" not in data:
+            raise fail("version", f"required; allowed: {SPEC_VERSION}")
+        if isinstance(data["version"], bool) or data["version"] != SPEC_VERSION:
+            raise fail(
+                "version", f"unsupported version {data['version']!r}; allowed: {SPEC_VERSION}"
+            )
+        if "workload" not in data:
+            raise fail("workload", "required, e.g. {shape: {time: 64, y: 512, x: 512}}")
+        base = Path(source).parent if source else None
+        workload = parse_workload(data["workload"], base=base)
+        backends = parse_backends(data.get("backend", "netcdf4"))
+        name = data.get("name", Path(source).stem if source else "sweep")
+        if not isinstance(name, str) or not name.strip():
+            raise fail("name", f"expected a non-empty string, got {name!r}")
+        description = data.get("description", "")
+        if not isinstance(description, str):
+            raise fail("description", f"expected a string, got {description!r}")
+        parameters = parse_parameters(
+            data.get("parameters"), workload, _parameters_allowed(backends)
+        )
+        hints = parse_hint_sets(data.get("hints"))
+        for param in parameters:
+            if param.name == "hints":
+                check_hint_names(param.values, hints, swept=param.swept)
+        return Sweep(
+            name=name,
+            workload=workload,
+            backends=backends,
+            parameters=parameters,
+            read=parse_read(data.get("read"), workload),
+            measure=parse_measure(data.get("measure")),
+            execution=parse_execution(data.get("execution")),
+            description=description,
+            hints=hints if "hints" in data else {},
+            text=text,
+            source=source,
+        )
+    except SpecError as err:
+        if source and err.source is None:
+            raise SpecError(err.field, err.message, source=source) from None
+        raise
+
+
+def load_spec_text(text: str, *, source: str | None = None) -> Sweep:
+    """Parse spec text; malformed YAML is a :class:`SpecError` with its line."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise SpecError("", f"malformed YAML{where}: {problem}", source=source) from err
+    return parse_spec(data, text=text, source=source)
+
+
+def load_spec(path: str | Path) -> Sweep:
+    """Read and validate a sweep spec file.
+
+    Parameters
+    ----------
+    path
+        A YAML file in the spec format version 1.
+
+    Raises
+    ------
+    SpecError
+        The file is missing, malformed or invalid; the message names the field.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise SpecError("", f"cannot read spec: {err.strerror}", source=str(path)) from err
+    except UnicodeDecodeError as err:
+        raise SpecError(
+            "",
+            f"cannot read spec: not UTF-8 text ({err.reason} at byte {err.start})",
+            source=str(path),
+        ) from err
+    return load_spec_text(text, source=str(path))

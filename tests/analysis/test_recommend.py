@@ -1,0 +1,281 @@
+"""Recommendations from a crafted results Dataset whose winner, runner-up and baseline are known."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from iotune.analysis.recommend import RecommendError, recommend
+from iotune.analysis.report import render_text
+from iotune.results.dataset import save
+
+CHUNKS = ["contiguous", "8x16x16", "1x64x64"]
+CODECS = ["none", "zlib"]
+PATTERNS = ["full", "spatial", "timeseries"]
+SPREAD = np.array([0.95, 1.0, 1.05])  # repeats: the median is the value, +-5 %
+MiB = 2**20
+
+# Median MiB/s per (chunks, codec); contiguous + zlib is not applicable (NaN).
+NAN = np.nan
+WRITE = np.array([[100.0, NAN], [80.0, 40.0], [90.0, 45.0]])
+READ = {
+    "full": np.array([[200.0, NAN], [150.0, 100.0], [180.0, 110.0]]),
+    "spatial": np.array([[30.0, NAN], [20.0, 25.0], [50.0, 60.0]]),
+    "timeseries": np.array([[1.0, NAN], [8.0, 10.0], [2.0, 1.5]]),
+}
+FILE_MIB = np.array([[1.0, NAN], [1.0, 0.4], [1.0, 0.4]])
+
+
+def make_results(**changes: np.ndarray) -> xr.Dataset:
+    """Two swept parameters, three patterns, three repeats; ``changes`` replace medians."""
+    read = {**READ, **{k: v for k, v in changes.items() if k in READ}}
+    write = changes.get("write", WRITE)
+    dims = ("chunks", "codec")
+    status = np.where(np.isnan(FILE_MIB), "not_applicable", "ok").astype(object)
+    effective = np.empty(FILE_MIB.shape, dtype=object)
+    for (i, j), _ in np.ndenumerate(FILE_MIB):
+        level, shuffle = (None, "none") if CODECS[j] == "none" else (4, "byte")
+        effective[i, j] = json.dumps(
+            {
+                "backend": "netcdf4",
+                "chunks": CHUNKS[i],
+                "codec": CODECS[j],
+                "level": level,
+                "shuffle": shuffle,
+                "chunk_cache": 4 * MiB,
+            }
+        )
+    effective[np.isnan(FILE_MIB)] = ""
+    rmed = np.stack([read[p] for p in PATTERNS], axis=-1)
+    return xr.Dataset(
+        {
+            "write_MiBps": ((*dims, "repeat"), write[..., None] * SPREAD, {"units": "MiB/s"}),
+            "read_MiBps": (
+                (*dims, "pattern", "repeat"),
+                rmed[..., None] * SPREAD,
+                {"units": "MiB/s"},
+            ),
+            "file_bytes": (dims, FILE_MIB * MiB, {"units": "bytes"}),
+            "ratio": (dims, 1.0 / FILE_MIB, {"units": "1"}),
+            "status": (dims, status),
+            "error": (dims, np.full(FILE_MIB.shape, "", dtype=object)),
+            "effective": (dims, effective),
+        },
+        coords={"chunks": CHUNKS, "codec": CODECS, "pattern": PATTERNS, "repeat": [0, 1, 2]},
+        attrs={
+            "schema_version": 1,
+            "name": "crafted",
+            "swept": "chunks codec",
+            "backends": "netcdf4",
+            "fixed_parameters": json.dumps({"chunk_cache": 4 * MiB}),
+            "workload": json.dumps(
+                {"shape": {"time": 64, "lat": 64, "lon": 64}, "dtype": "int16", "field": "smooth"}
+            ),
+        },
+    )
+
+
+@pytest.fixture
+def ds() -> xr.Dataset:
+    return make_results()
+
+
+def test_known_winner_runner_up_and_baseline(ds: xr.Dataset) -> None:
+    rec = recommend(ds, objective="read:timeseries")
+    assert rec.winner.coords == {"chunks": "8x16x16", "codec": "zlib"}
+    assert rec.runner_up is not None
+    assert rec.runner_up.coords == {"chunks": "8x16x16", "codec": "none"}
+    assert rec.baseline is not None
+    assert rec.baseline.coords == {"chunks": "contiguous", "codec": "none"}
+    assert rec.speedup["read:timeseries"] == pytest.approx(10.0)
+    assert rec.winner.median["read:timeseries"] == pytest.approx(10.0)
+    assert rec.winner.low["read:timeseries"] == pytest.approx(9.5)
+    assert rec.winner.high["read:timeseries"] == pytest.approx(10.5)
+    # 9.5 (winner's slowest) > 8.4 (runner-up's fastest)
+    assert rec.separated is True
+    assert rec.separation.startswith("separated")
+    assert rec.candidates == 5  # the not-applicable point is no candidate
+
+
+def test_overlapping_spreads_are_within_noise() -> None:
+    ts = READ["timeseries"].copy()
+    ts[1, 0] = 9.8  # runner-up's fastest repeat 10.29 > winner's slowest 9.5
+    rec = recommend(make_results(timeseries=ts), objective="read:timeseries")
+    assert rec.winner.coords == {"chunks": "8x16x16", "codec": "zlib"}
+    assert rec.separated is False
+    assert "within noise" in rec.separation
+
+
+def test_weights_combine_metrics_by_geometric_mean(ds: xr.Dataset) -> None:
+    # relative to each metric's best: 8x16x16/none is 0.8 and 0.8, the best balance
+    rec = recommend(ds, weights="write=1,read:timeseries=1")
+    assert rec.winner.coords == {"chunks": "8x16x16", "codec": "none"}
+    assert rec.winner.score == pytest.approx(0.8)
+    assert rec.weights == {"write": 1.0, "read:timeseries": 1.0}
+    # weighting time series reads 5x makes the zlib variant win: 0.4 ** (1 / 6) > 0.8
+    rec = recommend(ds, weights={"write": 1, "read:timeseries": 5})
+    assert rec.winner.coords == {"chunks": "8x16x16", "codec": "zlib"}
+
+
+def test_size_and_ratio_constraints(ds: xr.Dataset) -> None:
+    assert recommend(ds, objective="write").winner.coords["codec"] == "none"
+    small = recommend(ds, objective="write", max_size="512KiB")
+    assert small.winner.coords == {"chunks": "1x64x64", "codec": "zlib"}
+    assert small.runner_up is not None and small.runner_up.coords["codec"] == "zlib"
+    assert small.constraints == {"max_size": 512 * 1024}
+    ratio = recommend(ds, objective="write", max_ratio_loss=0.1)
+    assert ratio.winner.coords == {"chunks": "1x64x64", "codec": "zlib"}
+    loose = recommend(ds, objective="write", max_ratio_loss="0.7")
+    assert loose.winner.coords == {"chunks": "contiguous", "codec": "none"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"objective": "read:diagonal"}, "--objective: 'read:diagonal' is not a metric.*read:full"),
+        ({"weights": "write=fast"}, "--weights: 'write=fast'; allowed: METRIC=NUMBER"),
+        ({"weights": "write=-1"}, "--weights: weight -1.0 of write; allowed: a number > 0"),
+        ({"max_size": "12XB"}, "--max-size: .*'12XB'"),
+        ({"max_size": "1KiB"}, "--max-size: no successful configuration is at most 1KiB"),
+        ({"max_ratio_loss": 1.5}, "--max-ratio-loss: 1.5; allowed: a fraction from 0 to 1"),
+        ({"objective": "write", "weights": "write=1"}, "give one, not both"),
+    ],
+)
+def test_bad_input_names_the_field(ds: xr.Dataset, kwargs: dict, message: str) -> None:
+    with pytest.raises(RecommendError, match=message):
+        recommend(ds, **kwargs)
+
+
+def test_no_successful_trial_is_an_error(ds: xr.Dataset) -> None:
+    ds["status"][:] = "failed"
+    with pytest.raises(RecommendError, match="no successful trial"):
+        recommend(ds, objective="write")
+
+
+def test_exports_describe_the_winner(ds: xr.Dataset) -> None:
+    rec = recommend(ds, objective="read:timeseries")
+    assert rec.exports["nccopy"]["value"] == [
+        "nccopy",
+        *("-c", "time/8,lat/16,lon/16", "-M", "0", "-d", "4", "-s"),
+        *("in.nc", "out.nc"),
+    ]
+    encoding = rec.exports["xarray_netcdf4_encoding"]["value"]
+    assert encoding == {
+        "data": {"compression": "zlib", "complevel": 4, "shuffle": True, "chunksizes": [8, 16, 16]}
+    }
+    assert "var.set_var_chunk_cache(size=4194304)" in rec.exports["netcdf4_create_variable"]["text"]
+    assert "lfs_setstripe" not in rec.exports and "mpich_mpiio_hints" not in rec.exports
+    assert recommend(ds, objective="write", variable="tas").exports["h5repack"]["value"][1:5] == [
+        *("-l", "tas:CONTI", "-f", "tas:NONE"),
+    ]
+
+
+def test_text_report_names_everything(ds: xr.Dataset) -> None:
+    text = render_text(recommend(ds, objective="read:timeseries"))
+    assert "winner:     chunks=8x16x16 codec=zlib" in text
+    assert "runner-up:  chunks=8x16x16 codec=none" in text
+    assert "baseline:   chunks=contiguous codec=none" in text
+    assert "speedup over the baseline: read:timeseries 10.00x; stored size -60%" in text
+    for title in ("xarray, netCDF4", "xarray, Zarr v3", "netCDF4-python", "nccopy", "h5repack"):
+        assert title in text
+
+
+def test_winner_that_is_the_baseline_says_so(ds: xr.Dataset) -> None:
+    rec = recommend(ds, objective="read:full")
+    assert rec.winner.coords == rec.baseline.coords == {"chunks": "contiguous", "codec": "none"}
+    assert "the winner is the baseline itself" in render_text(rec)
+
+
+def test_mpi_hints_and_stripes_are_exported() -> None:
+    hints = {"default": {}, "cb_off": {"romio_cb_write": "disable", "romio_cb_read": "disable"}}
+    speed = np.array([50.0, 80.0])[:, None, None] * np.array([1.0, 1.5])[None, :, None]
+    effective = np.array(
+        [
+            [json.dumps({"backend": "mpiio", "hints": h, "stripe_count": c, "stripe_size": MiB})]
+            for h in hints
+            for c in (4,)
+        ]
+    ).reshape(2, 1)
+    ds = xr.Dataset(
+        {
+            "write_MiBps": (("hints", "stripe_count", "repeat"), speed[:, :1] * SPREAD),
+            "file_bytes": (("hints", "stripe_count"), np.full((2, 1), 1.0 * MiB)),
+            "ratio": (("hints", "stripe_count"), np.ones((2, 1))),
+            "status": (("hints", "stripe_count"), np.full((2, 1), "ok", dtype=object)),
+            "effective": (("hints", "stripe_count"), effective),
+        },
+        coords={"hints": list(hints), "stripe_count": [4], "repeat": [0, 1, 2]},
+        attrs={
+            "swept": "hints",
+            "hint_sets": json.dumps(hints),
+            "workload": json.dumps({"shape": {"z": 8, "y": 8, "x": 8}, "dtype": "float64"}),
+        },
+    )
+    rec = recommend(ds, objective="write")
+    assert rec.winner.coords == {"hints": "cb_off"}
+    assert rec.baseline is not None and rec.baseline.coords == {"hints": "default"}
+    assert rec.speedup["write"] == pytest.approx(1.6)
+    assert rec.exports["mpich_mpiio_hints"]["value"] == (
+        "*:romio_cb_write=disable:romio_cb_read=disable"
+    )
+    assert rec.exports["romio_hints_file"]["value"] == (
+        "romio_cb_write disable\nromio_cb_read disable\n"
+    )
+    assert rec.exports["lfs_setstripe"]["value"] == [
+        "lfs",
+        "setstripe",
+        "-c",
+        "4",
+        "-S",
+        "1M",
+        "DIR",
+    ]
+    assert "nccopy" in rec.exports  # the mpiio backend writes netCDF-like arrays too
+
+
+def run_cli(capsys: pytest.CaptureFixture, *args: object) -> tuple[int, str, str]:
+    from iotune.cli import main
+
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_text_and_json(ds: xr.Dataset, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = save(ds, tmp_path / "results.nc")
+    code, out, err = run_cli(capsys, "recommend", tmp_path, "--objective", "read:timeseries")
+    assert code == 0, err
+    assert "winner:     chunks=8x16x16 codec=zlib" in out
+    assert "nccopy -c time/8,lat/16,lon/16 -M 0 -d 4 -s in.nc out.nc" in out
+    code, out, err = run_cli(
+        capsys, "recommend", path, "--weights", "write=1,read:timeseries=1", "--format", "json"
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["winner"]["coords"] == {"chunks": "8x16x16", "codec": "none"}
+    assert data["baseline"]["label"] == "chunks=contiguous codec=none"
+    assert data["exports"]["nccopy"]["value"][:3] == ["nccopy", "-c", "time/8,lat/16,lon/16"]
+
+
+def test_cli_bad_input_is_one_line_and_exit_2(
+    ds: xr.Dataset, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    save(ds, tmp_path / "results.nc")
+    code, _out, err = run_cli(capsys, "recommend", tmp_path, "--max-ratio-loss", "lots")
+    assert code == 2
+    assert err.strip() == (
+        "iotune: error: --max-ratio-loss: 'lots'; allowed: a fraction from 0 to 1 "
+        "(0.1 accepts a compression ratio 10% below the best)"
+    )
+    assert "Traceback" not in err
+
+
+def test_public_api_is_lazy() -> None:
+    code = "import sys, iotune; iotune.recommend; assert 'matplotlib' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

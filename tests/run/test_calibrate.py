@@ -1,0 +1,131 @@
+"""Device calibration: a real (small) measurement, its cache, and fraction_of_limit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from iotune.errors import UsageError
+from iotune.run import calibrate as cal
+from tests.plot.test_plot import make_results
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    return tmp_path / "xdg" / "iotune" / "calibration.json"
+
+
+def test_calibrate_measures_and_caches(tmp_path: Path, cache: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    limit = cal.calibrate(scratch, size="4MiB", block="1MiB", repeats=2)
+    assert limit["write_MiBps"] > 0 and limit["read_MiBps"] > 0
+    assert len(limit["write_samples"]) == len(limit["read_samples"]) == 2
+    assert min(limit["write_samples"]) <= limit["write_MiBps"] <= max(limit["write_samples"])
+    assert limit["size_bytes"] == 4 * 2**20 and limit["block_bytes"] == 2**20
+    assert limit["write_method"] in ("O_DIRECT + fsync", "buffered + fsync")
+    assert list(scratch.iterdir()) == []  # the measurement file is gone
+    stored = json.loads(cache.read_text())["entries"]
+    assert stored[limit["key"]]["write_MiBps"] == limit["write_MiBps"]
+    assert cal.load_limit(scratch) == limit
+    assert cal.load_limit(scratch / "not" / "yet" / "made") == limit  # same file system
+
+
+def test_buffered_fallback_says_so_and_reads_cold(tmp_path: Path, cache: Path) -> None:
+    limit = cal.calibrate(tmp_path, size="2MiB", block="1MiB", repeats=1, direct=False)
+    assert limit["write_method"] == "buffered + fsync"
+    assert limit["read_method"] == "buffered, page cache evicted"
+    if limit["fs_type"] not in ("tmpfs", "ramfs"):
+        assert limit["cold"] and max(limit["read_residency"]) <= 0.05
+    assert "buffered + fsync" in cal.format_limit(limit)
+
+
+def test_no_cache_no_limit(tmp_path: Path, cache: Path) -> None:
+    assert cal.load_limit(tmp_path) is None
+    cache.parent.mkdir(parents=True)
+    cache.write_text("not json")
+    assert cal.load_limit(tmp_path) is None
+
+
+def test_local_keys_name_the_host_network_keys_do_not(tmp_path: Path) -> None:
+    import socket
+
+    key = cal.device_key(tmp_path)
+    assert key.startswith(socket.gethostname() + ":")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"size": "lots"}, "--size: .*'lots'"),
+        ({"size": "4KiB"}, "--size: 4KiB is too small; allowed: at least 1MiB"),
+        ({"block": "1000"}, "--block: 1000 bytes; allowed: a multiple of 4KiB"),
+        ({"repeats": 0}, "--repeats: 0; allowed: at least 1"),
+        ({"size": "1PB"}, "--size: .*'1PB'"),
+    ],
+)
+def test_bad_arguments(tmp_path: Path, cache: Path, kwargs: dict, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        cal.calibrate(tmp_path, **kwargs)
+    with pytest.raises(UsageError, match=r"--scratch: .* is not an existing directory"):
+        cal.calibrate(tmp_path / "missing")
+
+
+LIMIT = {"write_MiBps": 400.0, "read_MiBps": 800.0, "write_method": "O_DIRECT + fsync"}
+
+
+def test_attach_limit_adds_fraction_of_limit() -> None:
+    ds = make_results()
+    out = cal.attach_limit(ds, LIMIT)
+    assert "fraction_of_limit" not in ds  # the input is left alone
+    frac = out["fraction_of_limit"]
+    assert frac.dims == ("chunks", "codec", "chunk_cache", "metric", "repeat")
+    assert list(frac["metric"].values) == ["write", "read:full", "read:spatial", "read:timeseries"]
+    assert frac.attrs["units"] == "1" and "device limit" in frac.attrs["long_name"]
+    np.testing.assert_allclose(frac.sel(metric="write"), ds["write_MiBps"] / 400.0)
+    np.testing.assert_allclose(
+        frac.sel(metric="read:spatial"), ds["read_MiBps"].sel(pattern="spatial", drop=True) / 800.0
+    )
+    assert out.attrs["device_limit_write_MiBps"] == 400.0
+    assert out.attrs["device_limit_read_MiBps"] == 800.0
+    assert cal.attach_limit(ds, None) is ds
+
+
+def test_attach_limit_survives_netcdf(tmp_path: Path) -> None:
+    from iotune.results.dataset import save
+
+    out = cal.attach_limit(make_results(), LIMIT)
+    save(out, tmp_path / "r.nc")
+    back = xr.open_dataset(tmp_path / "r.nc")
+    assert back["fraction_of_limit"].sel(metric="read:full").notnull().any()
+    assert float(back.attrs["device_limit_read_MiBps"]) == 800.0
+
+
+def test_memory_backend_has_no_device_fraction() -> None:
+    ds = make_results().assign_attrs(backends="memory")
+    assert cal.attach_limit(ds, LIMIT)["fraction_of_limit"].isnull().all()
+
+
+def test_cli_calibrate(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    run = [sys.executable, "-m", "iotune", "calibrate", "--scratch", str(tmp_path)]
+    done = subprocess.run(
+        [*run, "--size", "2MiB", "--block", "1MiB", "--repeats", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "write" in done.stdout and "cold read" in done.stdout and "MiB/s" in done.stdout
+    assert (tmp_path / "xdg" / "iotune" / "calibration.json").exists()
+    bad = subprocess.run([*run, "--size", "huge"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("iotune: error: --size:") and "Traceback" not in bad.stderr
