@@ -49,20 +49,20 @@ demo: $(STAMP)
 	$(BIN)/iotune run sweeps/quick.yaml -o results/demo --overwrite --plot
 
 test: $(STAMP) $(if $(HAVE_PHDF5),$(PHDF5_STAMP))
-	$(BIN)/ruff check iotune tests benchmarks
-	$(BIN)/ruff format --check iotune tests benchmarks
+	$(BIN)/ruff check iotune tests benchmarks notebooks
+	$(BIN)/ruff format --check iotune tests benchmarks notebooks
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow"
 
 lint: $(STAMP)
-	$(BIN)/ruff check iotune tests benchmarks
-	$(BIN)/ruff format --check iotune tests benchmarks
+	$(BIN)/ruff check iotune tests benchmarks notebooks
+	$(BIN)/ruff format --check iotune tests benchmarks notebooks
 
 format: $(STAMP)
-	$(BIN)/ruff format iotune tests benchmarks
-	$(BIN)/ruff check --fix iotune tests benchmarks
+	$(BIN)/ruff format iotune tests benchmarks notebooks
+	$(BIN)/ruff check --fix iotune tests benchmarks notebooks
 
 clean:
 	rm -rf $(VENV) $(PHDF5) results build *.egg-info

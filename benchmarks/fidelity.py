@@ -30,11 +30,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from iotune.run.plan import make_plan
-from iotune.run.provenance import free_page_reporting
-from iotune.run.records import TrialTask
-from iotune.run.trial import run_trial
 from iotune.spec.parse import load_spec_text
+from iotune.trials.plan import make_plan
+from iotune.trials.provenance import free_page_reporting
+from iotune.trials.records import TrialTask
+from iotune.trials.trial import run_trial
 from iotune.units import format_size, parse_size
 
 MiB = 2**20

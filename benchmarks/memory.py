@@ -16,10 +16,10 @@ import tempfile
 
 CHILD = """
 import json, resource, sys, time
-from iotune.run.plan import make_plan
+from iotune.trials.plan import make_plan
 from iotune.spec.parse import load_spec_text
-from iotune.run.records import TrialTask
-from iotune.run.trial import run_trial
+from iotune.trials.records import TrialTask
+from iotune.trials.trial import run_trial
 sweep = load_spec_text(sys.argv[1])
 (trial,) = make_plan(sweep).trials
 t0 = time.perf_counter()

@@ -2,32 +2,52 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iotune.analysis.recommend import recommend
+from iotune.console import backends_text, best_text, counts_text, plan_text, results_text
 from iotune.errors import UsageError
 from iotune.executors import make_executor
 from iotune.results.dataset import RESULTS_NAME, open_results, save, to_dataset
-from iotune.run import provenance
-from iotune.run.journal import DirectoryLock, Journal
-from iotune.run.plan import Plan, make_plan
-from iotune.run.records import TrialResult, TrialTask
 from iotune.spec.model import Sweep
-from iotune.spec.parse import load_spec as _load_spec_file
-from iotune.spec.parse import load_spec_text
+from iotune.spec.overrides import execution_overrides, load_with_overrides
+from iotune.trials import provenance
+from iotune.trials.journal import DirectoryLock, Journal
+from iotune.trials.plan import Plan, grid_size, make_plan
+from iotune.trials.records import TrialResult, TrialTask
+from iotune.trials.scratch import make_scratch_root
 
 if TYPE_CHECKING:
     import xarray as xr
 
 JOURNAL_NAME = "journal.jsonl"
 
-__all__ = ["load_spec", "make_plan", "open_results", "run", "save_plots"]
+__all__ = [
+    "any_failed",
+    "backends_text",
+    "best_text",
+    "calibrate",
+    "counts_text",
+    "execution_overrides",
+    "grid_size",
+    "load_spec",
+    "make_plan",
+    "merge_files",
+    "notebook",
+    "open_results",
+    "plan_text",
+    "plot_notes",
+    "recommend",
+    "recommendation_text",
+    "results_text",
+    "run",
+    "run_warnings",
+    "save_plots",
+]
 
 
 def load_spec(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> Sweep:
@@ -57,101 +77,7 @@ def load_spec(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -
         The file is missing, malformed or invalid, or an override key does not
         lead through mappings; the message names the field.
     """
-    if not overrides:
-        return _load_spec_file(path)
-    import yaml
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return _load_spec_file(path)  # raises the SpecError that names the problem
-    if data is None:
-        data = {}
-    for key, value in overrides.items():
-        _apply_override(data, key, value, source=str(path))
-    shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
-    text = f"# {path} with overrides: {shown}\n" + yaml.safe_dump(
-        data, sort_keys=False, default_flow_style=None
-    )
-    return load_spec_text(text, source=str(path))
-
-
-def _apply_override(data: Any, key: object, value: Any, *, source: str) -> None:
-    """Set ``data[a][b][c] = value`` for ``key = "a.b.c"`` (``None`` removes it)."""
-    from iotune.errors import SpecError
-
-    parts = key.split(".") if isinstance(key, str) else []
-    if not parts or not all(parts):
-        raise SpecError(
-            "overrides", f"{key!r} is not a dotted key like 'parameters.codec'", source=source
-        )
-    node = data
-    for depth, part in enumerate(parts):
-        if not isinstance(node, dict):
-            where = ".".join(parts[:depth])
-            raise SpecError(
-                where,
-                f"override {key!r}: {where} is {node!r}, not a mapping, so it has no keys",
-                source=source,
-            )
-        if depth == len(parts) - 1:
-            break
-        if node.get(part) is None:
-            if value is None:
-                return  # removing below an absent section: nothing to do
-            node[part] = {}
-        node = node[part]
-    if value is None:
-        node.pop(parts[-1], None)
-    else:
-        node[parts[-1]] = _plain(value)
-
-
-def _plain(value: Any) -> Any:
-    """A copy YAML can dump: tuples become lists, mappings plain dicts."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-SCRATCH_PREFIX = "iotune-scratch-"
-OWNER_FILE = ".iotune-owner"
-
-
-def _scratch_root(scratch: str | Path | None, out: Path) -> Path:
-    """A fresh directory of iotune's own, inside the one the user named (or ``out``).
-
-    Directories left by runs on this host that were killed are removed first;
-    iotune only ever deletes directories that carry its owner mark.
-    """
-    parent = Path(scratch) if scratch is not None else out
-    if not parent.is_dir():
-        raise UsageError(f"--scratch: {parent} is not an existing directory")
-    for old in parent.glob(f"{SCRATCH_PREFIX}*"):
-        if _owner_is_dead(old / OWNER_FILE):
-            shutil.rmtree(old, ignore_errors=True)
-    root = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=parent))
-    (root / OWNER_FILE).write_text(f"{socket.gethostname()} {os.getpid()}\n")
-    return root
-
-
-def _owner_is_dead(mark: Path) -> bool:
-    try:
-        host, pid = mark.read_text().split()
-    except (OSError, ValueError):
-        return False  # not ours, or not readable: leave it alone
-    if host != socket.gethostname():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return load_with_overrides(path, overrides or {})
 
 
 def _start_journal(out: Path, sweep: Sweep, *, resume: bool, overwrite: bool) -> Journal:
@@ -212,13 +138,13 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     with DirectoryLock(out):
         journal = _start_journal(out, sweep, resume=resume, overwrite=overwrite)
-        root = _scratch_root(scratch, out)
+        root = make_scratch_root(scratch, out)
         prov = provenance.collect(root)
         try:
             _execute(plan, journal, root, progress, on_result)
         finally:
             shutil.rmtree(root, ignore_errors=True)
-            from iotune.run.calibrate import (  # the device limit, if calibrated
+            from iotune.trials.calibrate import (  # the device limit, if calibrated
                 attach_limit,
                 load_limit,
             )
@@ -237,7 +163,10 @@ def _execute(
 ) -> None:
     sweep = plan.sweep
     todo = [t for t in plan.trials if t.id not in journal.done]
-    tasks = [TrialTask(t, sweep.workload, sweep.read, sweep.measure, str(root)) for t in todo]
+    tasks = [
+        TrialTask(t, sweep.workload, sweep.read, sweep.measure, str(root), sweep.execution.launcher)
+        for t in todo
+    ]
     executor = make_executor(sweep.execution)
     print(f"iotune: {executor.describe()}", file=sys.stderr)
     bar = _progress(len(plan.trials), len(plan.trials) - len(todo), progress)
@@ -274,3 +203,66 @@ def save_plots(results: str | Path | xr.Dataset, outdir: str | Path | None = Non
         fig.savefig(path, dpi=110)
         written.append(path)
     return written
+
+
+def any_failed(ds: xr.Dataset) -> bool:
+    """Whether any trial of a results Dataset failed (the CLI then exits 1)."""
+    from iotune.results import summary
+
+    return bool(summary.counts(ds).get("failed"))
+
+
+def run_warnings(ds: xr.Dataset) -> list[str]:
+    """What a finished run should warn about: striping asked for but not applied."""
+    stripes = str(ds.attrs.get("stripe_settings", ""))
+    return [stripes] if "not applied" in stripes else []
+
+
+def plot_notes(results: str | Path | xr.Dataset) -> list[str]:
+    """Why a standard figure was left out (nothing to draw, no calibration)."""
+    from iotune.plot import notes
+
+    ds = open_results(results) if isinstance(results, str | Path) else results
+    return notes(ds)
+
+
+def recommendation_text(rec: Any, *, fmt: str = "text") -> str:
+    """A recommendation as the report a person reads (``text``) or as ``json``."""
+    from iotune.analysis import report
+
+    return report.render_json(rec) if fmt == "json" else report.render_text(rec)
+
+
+def calibrate(scratch: str | Path, *, size: str, block: str, repeats: int) -> str:
+    """Measure the file system's bandwidth limit, remember it, and say what was found."""
+    from iotune.trials.calibrate import cache_path, format_limit
+    from iotune.trials.calibrate import calibrate as measure_limit
+
+    limit = measure_limit(scratch, size=size, block=block, repeats=repeats)
+    saved = f"saved to {cache_path()} (key {limit['key']}); sweeps on this file system record it"
+    return f"{format_limit(limit)}\n{saved}"
+
+
+def merge_files(results: list[Path], *, out: Path) -> xr.Dataset:
+    """Merge results of sweeps of one workload into the file ``out`` (``.nc``)."""
+    from iotune.results.merge import merge
+
+    if Path(out).suffix != ".nc":
+        raise UsageError(f"-o {out}: the merged results file must end in .nc")
+    ds = merge(results)
+    save(ds, Path(out))
+    return ds
+
+
+def notebook(
+    path: str | Path,
+    parameters: list[tuple[str, str]],
+    *,
+    out: str | Path | None = None,
+    kernel: str | None = None,
+) -> Path:
+    """Run a parameterised notebook with papermill; ``parameters`` are YAML literals."""
+    from iotune.notebook import parse_parameters, run_notebook
+
+    params = parse_parameters(parameters)
+    return run_notebook(path, parameters=params, out=out, kernel=kernel)

@@ -86,37 +86,25 @@ def _version() -> str:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from iotune.run.plan import grid_size
-    from iotune.spec.parse import load_spec
+    from iotune import api
 
-    sweep = load_spec(args.spec)
-    print(f"{args.spec}: valid sweep {sweep.name!r}: {grid_size(sweep)} grid points")
+    sweep = api.load_spec(args.spec)
+    print(f"{args.spec}: valid sweep {sweep.name!r}: {api.grid_size(sweep)} grid points")
     return EXIT_OK
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from iotune.run.plan import make_plan
-    from iotune.spec.parse import load_spec
+    from iotune import api
 
-    plan = make_plan(load_spec(args.spec), yes=args.yes)
-    skipped = [p for p in plan.points if not p.applicable]
-    print(
-        f"{len(plan.trials)} trials ({len(plan.points)} grid points, {len(skipped)} not applicable)"
-    )
-    for trial in plan.trials:
-        print(f"  {trial.id}  {trial.backend:<8} {trial.label()}")
-    for point in skipped:
-        where = " ".join(f"{k}={v}" for k, v in point.coords.items())
-        print(f"  {'-' * 12}  {where}: {point.reason}")
+    print(api.plan_text(api.make_plan(api.load_spec(args.spec), yes=args.yes)))
     return EXIT_OK
 
 
 def _run(args: argparse.Namespace) -> int:
     from iotune import api
-    from iotune.results import summary
-    from iotune.spec.parse import load_spec
 
-    sweep = _with_execution(load_spec(args.spec), args)
+    options = {k: getattr(args, k) for k in ("executor", "workers", "scheduler", "per_host")}
+    sweep = api.load_spec(args.spec, overrides=api.execution_overrides(**options))
     out = args.out or Path("results") / sweep.name
     ds = api.run(
         sweep,
@@ -127,47 +115,22 @@ def _run(args: argparse.Namespace) -> int:
         yes=args.yes,
         progress=not args.no_progress,
     )
-    counts = summary.counts(ds)
-    print(f"{sweep.name}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    print(summary.format_best(ds))
-    if "stripe_settings" in ds.attrs and "not applied" in ds.attrs["stripe_settings"]:
-        print(f"iotune: warning: {ds.attrs['stripe_settings']}", file=sys.stderr)
+    print(f"{sweep.name}: {api.counts_text(ds)}")
+    print(api.best_text(ds))
+    for warning in api.run_warnings(ds):
+        print(f"iotune: warning: {warning}", file=sys.stderr)
     print(f"results: {out / 'results.nc'}")
     if args.plot:
         for path in api.save_plots(ds, out):
             print(f"figure:  {path}")
-    return EXIT_FAILED if counts.get("failed") else EXIT_OK
-
-
-def _with_execution(sweep, args: argparse.Namespace):
-    """Apply --executor/--workers/--scheduler/--per-host on top of the spec's execution."""
-    import dataclasses
-
-    changes = {
-        k: getattr(args, k)
-        for k in ("workers", "scheduler", "per_host")
-        if getattr(args, k) is not None
-    }
-    executor = args.executor or ("dask" if changes else sweep.execution.executor)
-    if executor == "serial" and changes:
-        raise UsageError(f"--{next(iter(changes)).replace('_', '-')} needs --executor dask")
-    if changes.get("workers", 1) < 1 or changes.get("per_host", 1) < 1:
-        raise UsageError("--workers and --per-host must be at least 1")
-    execution = dataclasses.replace(sweep.execution, executor=executor, **changes)
-    return dataclasses.replace(sweep, execution=execution)
+    return EXIT_FAILED if api.any_failed(ds) else EXIT_OK
 
 
 def _show(args: argparse.Namespace) -> int:
-    from iotune.results import summary
-    from iotune.results.dataset import open_results
+    from iotune import api
 
-    ds = open_results(args.results)
-    print(
-        f"sweep {ds.attrs.get('name')!r} on {ds.attrs.get('provenance_host', '?')} "
-        f"({ds.attrs.get('provenance_scratch_fs_type', '?')}), {ds.attrs.get('started', '')}"
-    )
-    print(summary.table(ds, include_not_applicable=args.all))
-    print(summary.format_best(ds))
+    ds = api.open_results(args.results)
+    print(api.results_text(ds, include_not_applicable=args.all))
     return EXIT_OK
 
 
@@ -176,97 +139,48 @@ def _plot(args: argparse.Namespace) -> int:
 
     for path in api.save_plots(args.results, args.out):
         print(path)
-    from iotune.plot import notes
-    from iotune.results.dataset import open_results
-
-    for note in notes(open_results(args.results)):
+    for note in api.plot_notes(args.results):
         print(f"iotune: note: {note}", file=sys.stderr)
     return EXIT_OK
 
 
 def _recommend(args: argparse.Namespace) -> int:
-    from iotune.analysis import report
-    from iotune.analysis.recommend import recommend
+    from iotune import api
 
-    rec = recommend(
-        args.results,
-        objective=args.objective,
-        weights=args.weights,
-        max_size=args.max_size,
-        max_ratio_loss=args.max_ratio_loss,
-        variable=args.variable,
-    )
-    print(report.render_json(rec) if args.format == "json" else report.render_text(rec))
+    options = ("objective", "weights", "max_size", "max_ratio_loss", "variable")
+    rec = api.recommend(args.results, **{k: getattr(args, k) for k in options})
+    print(api.recommendation_text(rec, fmt=args.format))
     return EXIT_OK
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from iotune.run.calibrate import cache_path, calibrate, format_limit
+    from iotune import api
 
-    limit = calibrate(args.scratch, size=args.size, block=args.block, repeats=args.repeats)
-    print(format_limit(limit))
-    print(f"saved to {cache_path()} (key {limit['key']}); sweeps on this file system record it")
+    print(api.calibrate(args.scratch, size=args.size, block=args.block, repeats=args.repeats))
     return EXIT_OK
 
 
 def _backends(args: argparse.Namespace) -> int:
-    from iotune.backends import backend_names, get_backend
-    from iotune.spec.parameters import PARAMETERS
+    from iotune import api
 
-    classes = [get_backend(name) for name in backend_names()]
-    columns = [p for p in PARAMETERS if any(p in c.parameters for c in classes)]
-    head = ["backend", *columns, "parallel", "library"]
-    rows = []
-    for cls in classes:
-        ok, detail = cls.available()
-        cells = [cls.name]
-        for param in columns:
-            cells.append(
-                "n/a" if param in cls.inapplicable else "yes" if param in cls.parameters else "-"
-            )
-        cells.append(_parallel(cls))
-        cells.append(f"{cls.library} {detail}" if ok else f"NOT AVAILABLE: {detail}")
-        rows.append(cells)
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    for row in [head, *rows]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    print(
-        "yes: swept and applied; n/a: accepted in multi-format sweeps, recorded as not "
-        "applicable; -: not a parameter of this format"
-    )
-    for cls in classes:  # why parallel I/O is missing, where a build could have it
-        support = getattr(cls, "parallel_support", None)
-        ok, why = support() if support else (True, "")
-        if not ok:
-            print(f"{cls.name}: parallel (nprocs > 1) unavailable: {why}")
+    print(api.backends_text())
     return EXIT_OK
 
 
-def _parallel(cls) -> str:
-    support = getattr(cls, "parallel_support", None)
-    return "-" if support is None else "yes" if support()[0] else "no"
-
-
 def _merge(args: argparse.Namespace) -> int:
-    from iotune.results import summary
-    from iotune.results.dataset import save
-    from iotune.results.merge import merge
+    from iotune import api
 
-    if args.out.suffix != ".nc":
-        raise UsageError(f"-o {args.out}: the merged results file must end in .nc")
-    ds = merge(args.results)
-    save(ds, args.out)
-    counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.counts(ds).items()))
-    print(f"merged {len(args.results)} sweeps ({ds.attrs['swept'] or 'nothing swept'}): {counts}")
+    ds = api.merge_files(args.results, out=args.out)
+    swept = " ".join(ds.iotune.swept) or "nothing swept"
+    print(f"merged {len(args.results)} sweeps ({swept}): {api.counts_text(ds)}")
     print(f"results: {args.out}")
     return EXIT_OK
 
 
 def _notebook(args: argparse.Namespace) -> int:
-    from iotune.notebook import parse_parameters, run_notebook
+    from iotune import api
 
-    params = parse_parameters(args.parameter)
-    executed = run_notebook(args.notebook, parameters=params, out=args.out, kernel=args.kernel)
+    executed = api.notebook(args.notebook, args.parameter, out=args.out, kernel=args.kernel)
     print(f"notebook: {executed}")
     return EXIT_OK
 

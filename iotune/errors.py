@@ -7,6 +7,9 @@ field, the offending value and what is allowed.  The CLI maps
 
 from __future__ import annotations
 
+import traceback
+from pathlib import Path
+
 
 class IotuneError(Exception):
     """Base class of every error iotune raises deliberately."""
@@ -41,6 +44,10 @@ class ResultsError(UsageError):
     """A results file or journal cannot be used as asked."""
 
 
+class RecommendError(UsageError):
+    """An objective, weight or constraint that the results cannot answer."""
+
+
 class LockError(UsageError):
     """Another sweep holds the output directory."""
 
@@ -52,5 +59,26 @@ class NotApplicable(IotuneError):
     """
 
 
+class ConcurrencyError(IotuneError):
+    """A concurrent writer or reader failed; the message carries its reason."""
+
+
+class MpiError(IotuneError):
+    """A launched MPI trial failed; the message carries the failing rank's reason."""
+
+
+class LustreError(IotuneError):
+    """``lfs`` is missing or refused a request; the message carries its reason."""
+
+
 class VerificationError(IotuneError):
     """A written file does not hold what was asked for (filters, chunks, data)."""
+
+
+def one_line(err: BaseException) -> str:
+    if isinstance(err, IotuneError):
+        return f"{type(err).__name__}: {err}"
+    frame = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
+    where = f" (at {Path(frame.filename).name}:{frame.lineno})" if frame else ""
+    text = " ".join(str(err).split()) or type(err).__name__
+    return f"{type(err).__name__}: {text}{where}"

@@ -1,7 +1,8 @@
-"""Sizes and labels: ``"64MiB"`` <-> bytes, chunk-shape labels."""
+"""Sizes, numbers and labels: ``"64MiB"`` <-> bytes, ``"123 MiB/s"``, chunk-shape labels."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from fractions import Fraction
@@ -71,6 +72,34 @@ def format_size(nbytes: float) -> str:
         if nbytes >= _UNITS[unit]:
             return f"{nbytes / _UNITS[unit]:.1f}{unit}"
     return f"{int(nbytes)}B"
+
+
+def format_number(value: float, *, digits: int | None = None, significant: int = 3) -> str:
+    """Return a number for a table or a message: ``0.0123``, ``45.6``, ``1234``; ``-`` for NaN.
+
+    Parameters
+    ----------
+    value
+        Any real number (a NumPy scalar or a 0-d array too).
+    digits
+        Fixed decimals (``1.50`` with ``digits=2``) instead of significant digits.
+    significant
+        Significant digits; a number with that many digits before the point or more
+        is shown whole, never in exponent notation (``1234``, not ``1.23e+03``).
+    """
+    v = float(value)
+    if math.isnan(v):
+        return "-"
+    if digits is not None:
+        return f"{v:.{digits}f}"
+    if not math.isfinite(v) or abs(v) >= 10 ** (significant - 1):
+        return f"{v:.0f}"
+    return f"{v:#.{significant}g}".rstrip(".")
+
+
+def format_rate(mibps: float, *, significant: int = 3) -> str:
+    """Return a throughput in MiB/s as text: ``"123 MiB/s"``, ``"4.56 MiB/s"``."""
+    return f"{format_number(mibps, significant=significant)} MiB/s"
 
 
 def chunk_label(chunks: str | Sequence[int]) -> str:

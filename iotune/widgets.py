@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import UsageError
-from iotune.units import format_size
+from iotune.results.accessor import value_label  # and ds.iotune
+from iotune.units import format_number
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
 
 STATISTICS = ("median", "min", "max", "mean")
 DPI = 90
-#: dimensions whose values are byte counts, labelled like ``64MiB``
-BYTE_DIMS = frozenset({"chunk_cache", "transfer_size", "stripe_size"})
 #: units where a smaller number is the better configuration
 LOWER_IS_BETTER = frozenset({"s", "bytes"})
 _NONE = ""
@@ -73,17 +72,9 @@ def metrics(ds: xr.Dataset) -> list[str]:
 
 
 def explorable_dims(ds: xr.Dataset) -> list[str]:
-    """Swept parameters (``swept`` attribute, else every dim) and ``pattern``."""
-    swept = str(ds.attrs.get("swept", "")).split() or [d for d in map(str, ds.dims)]
-    dims = [d for d in swept if d in ds.dims and d not in ("pattern", "repeat")]
+    """The swept parameters (``ds.iotune.swept``) and ``pattern``."""
+    dims = list(ds.iotune.swept)
     return [*dims, "pattern"] if "pattern" in ds.dims else dims
-
-
-def value_label(dim: str, value: Any) -> str:
-    """How a coordinate value is shown: byte sizes as ``64MiB``, others as text."""
-    if dim in BYTE_DIMS:
-        return format_size(int(value))
-    return str(value.item() if hasattr(value, "item") else value)
 
 
 class Explorer:
@@ -313,12 +304,12 @@ def _statistic(da: xr.DataArray, stat: str) -> xr.DataArray:
         raise UsageError(f"explore: statistic {stat!r} is not allowed; allowed: {STATISTICS}")
     if "repeat" not in da.dims:
         return da
+    if stat == "median":
+        return da.iotune.median()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN points stay NaN
         return getattr(da, stat)("repeat", skipna=True, keep_attrs=True)
 
 
 def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.0f}" if abs(value) >= 1000 else f"{value:#.3g}".rstrip(".")
-    return str(value)
+    return format_number(value) if isinstance(value, float) else str(value)

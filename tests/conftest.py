@@ -1,14 +1,34 @@
-"""Shared fixtures: small sweep specs written to temporary files."""
+"""Shared fixtures: specs and results Datasets that several test modules build on.
+
+Specs: ``make_spec`` and ``small_spec`` (the small netCDF4 sweep ``SMALL`` with changes),
+``minimal_path``, ``minimal_spec`` and ``changed_spec`` (tests/fixtures/specs/minimal.yaml
+and dotted-path edits of it).
+
+Results: ``fake_results`` (the real schema, made-up numbers), ``crafted_results`` (a known
+winner, runner-up and baseline) and ``product_results`` (throughput a product of one
+factor per setting, so the winner and the Pareto frontier are known).  The factories that
+build Datasets carry the numbers they are built from as attributes, for the assertions.
+"""
 
 from __future__ import annotations
 
 import copy
+import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
 import pytest
 import yaml
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+TESTS = Path(__file__).parent
+MiB = 2**20
+
+# --- specs ------------------------------------------------------------------------
 
 SMALL = {
     "version": 1,
@@ -31,16 +51,289 @@ def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _small_spec(changes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """SMALL updated with ``changes`` (nested dicts merge), as a fresh dict."""
+    return merge(SMALL, changes or {})
+
+
+@pytest.fixture(scope="session")
+def small_spec():
+    """The factory ``small_spec(changes=None) -> dict``: SMALL updated with ``changes``."""
+    return _small_spec
+
+
 @pytest.fixture
 def make_spec(tmp_path: Path):
     """Write a spec (SMALL updated with ``changes``) and return its path."""
 
     def make(changes: dict[str, Any] | None = None, *, name: str = "spec.yaml") -> Path:
         path = tmp_path / name
-        path.write_text(yaml.safe_dump(merge(SMALL, changes or {}), sort_keys=False))
+        path.write_text(yaml.safe_dump(_small_spec(changes), sort_keys=False))
         return path
 
     return make
+
+
+MINIMAL = TESTS / "fixtures" / "specs" / "minimal.yaml"
+
+
+def _minimal_spec() -> dict[str, Any]:
+    """The minimal spec as a fresh dict."""
+    return yaml.safe_load(MINIMAL.read_text())
+
+
+def _changed_spec(changes: dict[str, Any]) -> dict[str, Any]:
+    """The minimal spec with dotted paths set, or deleted where the value is ``...``."""
+    data = copy.deepcopy(_minimal_spec())
+    for dotted, value in changes.items():
+        *parents, last = dotted.split(".")
+        node = data
+        for key in parents:
+            node = node.setdefault(key, {})
+        if value is ...:
+            del node[last]
+        else:
+            node[last] = value
+    return data
+
+
+@pytest.fixture(scope="session")
+def minimal_path() -> Path:
+    """tests/fixtures/specs/minimal.yaml: a valid spec of 4 grid points."""
+    return MINIMAL
+
+
+@pytest.fixture(scope="session")
+def minimal_spec():
+    """The factory ``minimal_spec() -> dict``: the minimal spec as a fresh dict."""
+    return _minimal_spec
+
+
+@pytest.fixture(scope="session")
+def changed_spec():
+    """The factory ``changed_spec(changes) -> dict``: the minimal spec with dotted paths
+    set, e.g. ``{"workload.shape.time": 8}``; a value of ``...`` (Ellipsis) deletes the key.
+    """
+    return _changed_spec
+
+
+# --- results Datasets -----------------------------------------------------------------
+
+QUICK = Path(__file__).resolve().parents[1] / "sweeps" / "quick.yaml"
+FAKE_SMALL = {
+    "workload.shape": {"time": 16, "y": 64, "x": 64},
+    "parameters.chunks": [[16, 16, 16], [1, 64, 64]],
+    "parameters.codec": ["none", "zlib"],
+    "read.spatial": {"time": 4, "y": 32, "x": 32},
+}
+
+
+def _fake_results(overrides: dict[str, Any] | None = None, *, seed: int = 0, **attrs: Any):
+    """A results Dataset of the real schema with made-up numbers (no file system work).
+
+    ``quick.yaml`` at a small size, changed by ``overrides``; every applicable point is
+    ``ok`` with throughputs drawn from ``seed``.
+    """
+    from iotune.api import load_spec
+    from iotune.results.dataset import to_dataset
+    from iotune.trials.plan import make_plan
+
+    sweep = load_spec(QUICK, overrides={**FAKE_SMALL, **(overrides or {})})
+    ds = to_dataset(make_plan(sweep), {}, provenance={"host": f"host{seed}"})
+    rng = np.random.default_rng(seed)
+    ok = ds["status"] == "pending"
+    ds["status"] = ds["status"].where(~ok, "ok")
+    for name in ("write_MiBps", "read_MiBps", "write_s", "read_s", "ratio", "file_bytes"):
+        ds[name] = ds[name].copy(data=rng.uniform(1, 1000, ds[name].shape)).where(ok)
+    ds.attrs.update(attrs)
+    return ds
+
+
+@pytest.fixture(scope="session")
+def fake_results():
+    """The factory ``fake_results(overrides=None, *, seed=0, **attrs) -> xr.Dataset``."""
+    return _fake_results
+
+
+class CraftedResults:
+    """Two swept parameters, three patterns, three repeats; the winner, runner-up and
+    baseline of every metric are known.  Calling it builds the Dataset, ``changes``
+    (``write=`` or a pattern name, arrays of medians) replace medians.
+    """
+
+    CHUNKS: ClassVar[list[str]] = ["contiguous", "8x16x16", "1x64x64"]
+    CODECS: ClassVar[list[str]] = ["none", "zlib"]
+    PATTERNS: ClassVar[list[str]] = ["full", "spatial", "timeseries"]
+    SPREAD = np.array([0.95, 1.0, 1.05])  # repeats: the median is the value, +-5 %
+
+    # Median MiB/s per (chunks, codec); contiguous + zlib is not applicable (NaN).
+    WRITE = np.array([[100.0, np.nan], [80.0, 40.0], [90.0, 45.0]])
+    READ: ClassVar[dict[str, np.ndarray]] = {
+        "full": np.array([[200.0, np.nan], [150.0, 100.0], [180.0, 110.0]]),
+        "spatial": np.array([[30.0, np.nan], [20.0, 25.0], [50.0, 60.0]]),
+        "timeseries": np.array([[1.0, np.nan], [8.0, 10.0], [2.0, 1.5]]),
+    }
+    FILE_MIB = np.array([[1.0, np.nan], [1.0, 0.4], [1.0, 0.4]])
+
+    def __call__(self, **changes: np.ndarray) -> xr.Dataset:
+        import xarray as xr
+
+        read = {**self.READ, **{k: v for k, v in changes.items() if k in self.READ}}
+        write = changes.get("write", self.WRITE)
+        dims = ("chunks", "codec")
+        status = np.where(np.isnan(self.FILE_MIB), "not_applicable", "ok").astype(object)
+        effective = np.empty(self.FILE_MIB.shape, dtype=object)
+        for (i, j), _ in np.ndenumerate(self.FILE_MIB):
+            level, shuffle = (None, "none") if self.CODECS[j] == "none" else (4, "byte")
+            effective[i, j] = json.dumps(
+                {
+                    "backend": "netcdf4",
+                    "chunks": self.CHUNKS[i],
+                    "codec": self.CODECS[j],
+                    "level": level,
+                    "shuffle": shuffle,
+                    "chunk_cache": 4 * MiB,
+                }
+            )
+        effective[np.isnan(self.FILE_MIB)] = ""
+        rmed = np.stack([read[p] for p in self.PATTERNS], axis=-1)
+        return xr.Dataset(
+            {
+                "write_MiBps": (
+                    (*dims, "repeat"),
+                    write[..., None] * self.SPREAD,
+                    {"units": "MiB/s"},
+                ),
+                "read_MiBps": (
+                    (*dims, "pattern", "repeat"),
+                    rmed[..., None] * self.SPREAD,
+                    {"units": "MiB/s"},
+                ),
+                "file_bytes": (dims, self.FILE_MIB * MiB, {"units": "bytes"}),
+                "ratio": (dims, 1.0 / self.FILE_MIB, {"units": "1"}),
+                "status": (dims, status),
+                "error": (dims, np.full(self.FILE_MIB.shape, "", dtype=object)),
+                "effective": (dims, effective),
+            },
+            coords={
+                "chunks": self.CHUNKS,
+                "codec": self.CODECS,
+                "pattern": self.PATTERNS,
+                "repeat": [0, 1, 2],
+            },
+            attrs={
+                "schema_version": 1,
+                "name": "crafted",
+                "swept": "chunks codec",
+                "backends": "netcdf4",
+                "fixed_parameters": json.dumps({"chunk_cache": 4 * MiB}),
+                "workload": json.dumps(
+                    {
+                        "shape": {"time": 64, "lat": 64, "lon": 64},
+                        "dtype": "int16",
+                        "field": "smooth",
+                    }
+                ),
+            },
+        )
+
+
+@pytest.fixture(scope="session")
+def crafted_results() -> CraftedResults:
+    """Builds the crafted results of recommendations: ``crafted_results(**changes)``.
+
+    Its attributes (``READ``, ``SPREAD`` ...) are the numbers the Dataset is made of.
+    """
+    return CraftedResults()
+
+
+class ProductResults:
+    """Throughput is the product of one factor per setting, so the winner is known:
+    64x32x32 / none / 64MiB.  Repeats are 0.9x and 1.1x the value, so the median is the
+    value.  Calling it builds the Dataset (one point, ``FAILED``, failed).
+    """
+
+    CHUNKS: ClassVar[list[str]] = ["contiguous", "auto", "64x32x32"]
+    CODECS: ClassVar[list[str]] = ["none", "zlib", "blosc-lz4", "zstd"]
+    CACHES: ClassVar[list[int]] = [2**20, 64 * 2**20]
+    PATTERNS: ClassVar[list[str]] = ["full", "spatial", "timeseries"]
+
+    CHUNK_SPEED = np.array([100.0, 200.0, 300.0])
+    CODEC_SPEED = np.array([1.0, 0.3, 0.9, 0.5])
+    CACHE_SPEED = np.array([1.0, 1.2])
+    PATTERN_SPEED = np.array([2.0, 1.0, 0.5])
+    # Stored size depends on the codec only.  At 64x32x32 / 64MiB: none (100 MiB, 360 MiB/s),
+    # blosc-lz4 (40, 324) and zstd (20, 180) are Pareto-optimal; zlib (25, 108) is dominated
+    # by zstd.
+    CODEC_MIB = np.array([100.0, 25.0, 40.0, 20.0])
+    FRONTIER: ClassVar[set[tuple[float, float]]] = {(20.0, 180.0), (40.0, 324.0), (100.0, 360.0)}
+    FAILED: ClassVar[dict[str, Any]] = {
+        "chunks": "contiguous",
+        "codec": "zstd",
+        "chunk_cache": 2**20,
+    }
+
+    def __call__(self) -> xr.Dataset:
+        import xarray as xr
+
+        speed = (
+            self.CHUNK_SPEED[:, None, None]
+            * self.CODEC_SPEED[None, :, None]
+            * self.CACHE_SPEED[None, None, :]
+        )
+        spread = np.array([0.9, 1.1])
+        write = speed[..., None] * spread
+        read = speed[..., None, None] * self.PATTERN_SPEED[:, None] * spread
+        file_bytes = np.broadcast_to(self.CODEC_MIB[None, :, None] * MiB, speed.shape).copy()
+        params = ("chunks", "codec", "chunk_cache")
+        ds = xr.Dataset(
+            {
+                "write_MiBps": (
+                    (*params, "repeat"),
+                    write,
+                    {"units": "MiB/s", "long_name": "write throughput"},
+                ),
+                "read_MiBps": (
+                    (*params, "pattern", "repeat"),
+                    read,
+                    {"units": "MiB/s", "long_name": "read throughput"},
+                ),
+                "file_bytes": (params, file_bytes, {"units": "bytes", "long_name": "stored size"}),
+                "ratio": (params, 100 * MiB / file_bytes, {"units": "1", "long_name": "ratio"}),
+                "status": (params, np.full(speed.shape, "ok", dtype=object)),
+                "error": (params, np.full(speed.shape, "", dtype=object)),
+            },
+            coords={
+                "chunks": self.CHUNKS,
+                "codec": self.CODECS,
+                "chunk_cache": (
+                    "chunk_cache",
+                    np.array(self.CACHES, dtype=np.int64),
+                    {"units": "bytes"},
+                ),
+                "pattern": self.PATTERNS,
+                "repeat": [0, 1],
+            },
+            attrs={"name": "demo-sweep", "schema_version": 1, "swept": " ".join(params)},
+        )
+        for var in ("write_MiBps", "read_MiBps", "file_bytes", "ratio"):
+            ds[var].loc[self.FAILED] = np.nan
+        ds["status"].loc[self.FAILED] = "failed"
+        ds["error"].loc[self.FAILED] = "RuntimeError: boom"
+        return ds
+
+
+@pytest.fixture(scope="session")
+def product_results() -> ProductResults:
+    """Builds the product-of-factors results of the figures: ``product_results()``.
+
+    Its attributes (``CHUNKS``, ``PATTERN_SPEED``, ``FRONTIER`` ...) are the numbers the
+    Dataset is made of.
+    """
+    return ProductResults()
+
+
+# --- environment ----------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session", autouse=True)

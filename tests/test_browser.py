@@ -31,7 +31,6 @@ import nbformat
 import pytest
 
 from iotune.results.dataset import save
-from tests.results.test_merge import fake_results
 
 pytestmark = pytest.mark.browser
 
@@ -53,7 +52,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _prepare(tmp: Path) -> Path:
+def _prepare(tmp: Path, fake_results) -> Path:
     """A small results file and a copy of 05-explore whose parameters point at it."""
     results = tmp / "small.nc"
     save(fake_results({"parameters.chunk_cache": ["1MiB", "64MiB"]}, seed=5), results)
@@ -165,7 +164,7 @@ def _assert_no_errors(page) -> None:
     assert "Failed to load model class" not in outputs
 
 
-def test_explorer_in_jupyterlab(tmp_path: Path) -> None:
+def test_explorer_in_jupyterlab(tmp_path: Path, fake_results) -> None:
     if not CHROMIUM.exists():
         _require(f"{CHROMIUM} is not installed (Debian package 'chromium')")
     try:
@@ -176,7 +175,7 @@ def test_explorer_in_jupyterlab(tmp_path: Path) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     root = tmp_path / "lab"
     root.mkdir()
-    _prepare(root)
+    _prepare(root, fake_results)
     with jupyterlab(root) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"]

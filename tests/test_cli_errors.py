@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.specs import DELETE, MINIMAL, changed
-
 FIXTURES = Path(__file__).parent / "fixtures" / "specs"
+#: a value for ``changed_spec`` that deletes the key instead of setting it
+DELETE = ...
 
 
 def iotune(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -62,7 +63,7 @@ class Broken:
     raw: bytes | None = None
     missing: bool = False
 
-    def materialize(self, directory: Path) -> Path:
+    def materialize(self, directory: Path, changed_spec: Callable[..., Any]) -> Path:
         if self.fixture is not None:
             return FIXTURES / self.fixture
         path = directory / "spec.yaml"
@@ -71,7 +72,7 @@ class Broken:
         if self.raw is not None:
             path.write_bytes(self.raw)
             return path
-        return write_spec(path, changed(self.changes or {}))
+        return write_spec(path, changed_spec(self.changes or {}))
 
 
 def case(broken: Broken, *words: str, id: str):
@@ -276,8 +277,8 @@ CASES = [
 
 
 @pytest.mark.parametrize(("broken", "words"), CASES)
-def test_validate_rejects_broken_spec(tmp_path, broken, words):
-    path = broken.materialize(tmp_path)
+def test_validate_rejects_broken_spec(tmp_path, broken, words, changed_spec):
+    path = broken.materialize(tmp_path, changed_spec)
     proc = iotune("validate", path, cwd=tmp_path)
     line = assert_usage_error(proc, *words)
     assert str(path) in line  # the message names the file
@@ -287,18 +288,18 @@ def test_at_least_twelve_kinds_of_broken_spec():
     assert len([c for c in CASES if not c.marks]) >= 14
 
 
-def test_valid_spec_validates(tmp_path):
-    proc = iotune("validate", MINIMAL, cwd=tmp_path)
+def test_valid_spec_validates(tmp_path, minimal_path):
+    proc = iotune("validate", minimal_path, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
-    assert proc.stdout == f"{MINIMAL}: valid sweep 'minimal': 4 grid points\n"
+    assert proc.stdout == f"{minimal_path}: valid sweep 'minimal': 4 grid points\n"
 
 
-def test_console_script(tmp_path):
+def test_console_script(tmp_path, changed_spec):
     script = Path(sys.executable).with_name("iotune")
     if not script.exists():
         pytest.skip("the iotune console script is not installed next to this Python")
-    path = write_spec(tmp_path / "spec.yaml", changed({"parameters.codec": ["lzma"]}))
+    path = write_spec(tmp_path / "spec.yaml", changed_spec({"parameters.codec": ["lzma"]}))
     proc = subprocess.run(
         [str(script), "validate", str(path)], capture_output=True, text=True, timeout=60
     )
@@ -322,8 +323,8 @@ def _tree(directory: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize(("broken", "word"), RUN_CASES)
-def test_run_with_broken_spec_creates_nothing(tmp_path, broken, word):
-    path = broken.materialize(tmp_path)
+def test_run_with_broken_spec_creates_nothing(tmp_path, broken, word, changed_spec):
+    path = broken.materialize(tmp_path, changed_spec)
     before = _tree(tmp_path)
     proc = iotune("run", path, "-o", tmp_path / "out", "--no-progress", cwd=tmp_path)
     assert_usage_error(proc, word)
@@ -331,8 +332,8 @@ def test_run_with_broken_spec_creates_nothing(tmp_path, broken, word):
     assert _tree(tmp_path) == before
 
 
-def test_run_with_broken_spec_and_default_output_creates_nothing(tmp_path):
-    path = write_spec(tmp_path / "spec.yaml", changed({"parameters.level": 30}))
+def test_run_with_broken_spec_and_default_output_creates_nothing(tmp_path, changed_spec):
+    path = write_spec(tmp_path / "spec.yaml", changed_spec({"parameters.level": 30}))
     proc = iotune("run", path, "--no-progress", cwd=tmp_path)
     assert_usage_error(proc, "parameters.level", "30")
     assert not (tmp_path / "results").exists()
@@ -342,14 +343,14 @@ def test_run_with_broken_spec_and_default_output_creates_nothing(tmp_path):
 @pytest.mark.parametrize(
     "flags", [[], ["--overwrite"], ["--resume"]], ids=["no-flag", "overwrite", "resume"]
 )
-def test_run_with_broken_spec_loses_nothing(tmp_path, flags):
+def test_run_with_broken_spec_loses_nothing(tmp_path, flags, changed_spec):
     out = tmp_path / "out"
     out.mkdir()
     (out / "journal.jsonl").write_text('{"journal":1,"digest":"0","name":"earlier"}\n')
     (out / "results.nc").write_bytes(b"earlier results")
     (out / "notes.txt").write_text("mine")
     before = _tree(tmp_path)
-    path = write_spec(tmp_path / "spec.yaml", changed({"workload.dtype": "complex64"}))
+    path = write_spec(tmp_path / "spec.yaml", changed_spec({"workload.dtype": "complex64"}))
     proc = iotune("run", path, "-o", out, "--no-progress", *flags, cwd=tmp_path)
     assert_usage_error(proc, "workload.dtype", "'complex64'")
     after = _tree(tmp_path)
@@ -360,13 +361,17 @@ def test_run_with_broken_spec_loses_nothing(tmp_path, flags):
 # --- contradictory options --------------------------------------------------
 
 
-def test_run_resume_and_overwrite_contradict(tmp_path):
-    proc = iotune("run", MINIMAL, "-o", tmp_path / "out", "--resume", "--overwrite", cwd=tmp_path)
+def test_run_resume_and_overwrite_contradict(tmp_path, minimal_path):
+    proc = iotune(
+        "run", minimal_path, "-o", tmp_path / "out", "--resume", "--overwrite", cwd=tmp_path
+    )
     assert_usage_error(proc, "--resume", "--overwrite")
 
 
-def test_run_resume_and_overwrite_creates_nothing(tmp_path):
-    proc = iotune("run", MINIMAL, "-o", tmp_path / "out", "--resume", "--overwrite", cwd=tmp_path)
+def test_run_resume_and_overwrite_creates_nothing(tmp_path, minimal_path):
+    proc = iotune(
+        "run", minimal_path, "-o", tmp_path / "out", "--resume", "--overwrite", cwd=tmp_path
+    )
     assert proc.returncode == 2
     assert not (tmp_path / "out").exists()
 
@@ -375,9 +380,9 @@ def test_run_resume_and_overwrite_creates_nothing(tmp_path):
 
 
 @pytest.fixture
-def big_spec(tmp_path) -> Path:
+def big_spec(tmp_path, changed_spec) -> Path:
     """16 chunk shapes x 626 chunk-cache sizes = 10,016 grid points."""
-    data = changed(
+    data = changed_spec(
         {
             "parameters": {
                 "chunks": [[t, 32, 32] for t in range(1, 17)],

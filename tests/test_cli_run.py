@@ -38,14 +38,12 @@ ACCEPTANCE = {
 
 
 @pytest.fixture(scope="module")
-def acceptance_run(tmp_path_factory):
+def acceptance_run(tmp_path_factory, small_spec):
     import yaml
-
-    from tests.conftest import SMALL, merge
 
     tmp = tmp_path_factory.mktemp("acceptance")
     spec = tmp / "spec.yaml"
-    spec.write_text(yaml.safe_dump(merge(SMALL, ACCEPTANCE)))
+    spec.write_text(yaml.safe_dump(small_spec(ACCEPTANCE)))
     proc = iotune("run", spec, "-o", tmp / "out", "--plot")
     return tmp / "out", proc
 

@@ -1,12 +1,18 @@
-"""The codec vocabulary and its mapping onto netCDF4-python."""
+"""The codec vocabulary, and that every backend and export spells a codec alike."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
+import subprocess
+import sys
+import warnings
 
 import numpy as np
 import pytest
 
+from iotune import codecs
 from iotune.codecs import (
     CODECS,
     SHUFFLES,
@@ -18,6 +24,7 @@ from iotune.codecs import (
     resolve,
 )
 from iotune.errors import NotApplicable
+from iotune.spec.model import Workload
 
 # --- vocabulary ---------------------------------------------------------------
 
@@ -333,3 +340,282 @@ def test_netcdf4_expected_filters_detect_a_missing_shuffle(tmp_path):
     assert wrong == {"shuffle"}
     other_level = netcdf4_expected_filters(Codec("zlib", 5, "none"))
     assert {k for k, v in other_level.items() if filters.get(k) != v} == {"complevel"}
+
+
+# --- Codec.from_params: one codec per trial, validated once -----------------
+
+
+def test_from_params_reads_the_spec_keys():
+    effective = {"chunks": "4x8x8", "codec": "zstd", "level": 3, "shuffle": "none"}
+    assert Codec.from_params(effective) == Codec("zstd", 3, "none")
+    assert Codec.from_params({"chunks": "auto"}) == Codec("none", None, "none")
+    assert Codec.from_params({"codec": "zlib", "level": 4, "shuffle": True}).shuffle == "byte"
+
+
+@pytest.mark.parametrize("level", [np.int64(4), 4.0], ids=repr)
+def test_from_params_normalises_whole_levels_to_int(level):
+    codec = Codec.from_params({"codec": "zlib", "level": level, "shuffle": "byte"})
+    assert codec == Codec("zlib", 4, "byte")
+    assert type(codec.level) is int
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "parts"),
+    [
+        pytest.param(
+            {"codec": "lzma"},
+            ValueError,
+            ["codec", "'lzma'", "allowed: none, zlib, bzip2, zstd, blosc-lz4"],
+            id="codec-unknown",
+        ),
+        pytest.param({"codec": 3}, ValueError, ["codec", "3", "allowed: none"], id="codec-type"),
+        pytest.param(
+            {"codec": "zlib", "level": 12, "shuffle": "none"},
+            NotApplicable,
+            ["level 12", "'zlib'", "allowed 1..9"],
+            id="level-range",
+        ),
+        pytest.param(
+            {"codec": "zstd", "shuffle": "none"},
+            NotApplicable,
+            ["level None", "'zstd'", "allowed 1..22"],
+            id="level-missing",
+        ),
+        pytest.param(
+            {"codec": "zlib", "level": "4", "shuffle": "none"},
+            ValueError,
+            ["level '4'", "not an integer", "'zlib': 1..9"],
+            id="level-str",
+        ),
+        pytest.param(
+            {"codec": "zlib", "level": 4.5, "shuffle": "none"},
+            ValueError,
+            ["level 4.5", "not an integer", "1..9"],
+            id="level-fraction",
+        ),
+        pytest.param(
+            {"codec": "zlib", "level": True, "shuffle": "none"},
+            ValueError,
+            ["level True", "not an integer", "1..9"],
+            id="level-bool",
+        ),
+        pytest.param(
+            {"codec": "none", "level": 3, "shuffle": "none"},
+            NotApplicable,
+            ["level 3", "'none'", "allowed: None"],
+            id="level-for-none",
+        ),
+        pytest.param(
+            {"codec": "zlib", "level": 4, "shuffle": "nibble"},
+            ValueError,
+            ["shuffle", "'nibble'", "allowed: none, byte, bit"],
+            id="shuffle-unknown",
+        ),
+        pytest.param(
+            {"codec": "zstd", "level": 3, "shuffle": "bit"},
+            NotApplicable,
+            ["bit shuffle", "'zstd'", "allowed: none, byte"],
+            id="shuffle-bit",
+        ),
+        pytest.param(
+            {"codec": "none", "level": None, "shuffle": "byte"},
+            NotApplicable,
+            ["shuffle 'byte'", "'none'", "allowed: none"],
+            id="shuffle-for-none",
+        ),
+    ],
+)
+def test_from_params_names_field_value_and_choices_in_one_line(params, error, parts):
+    with pytest.raises(error) as info:
+        Codec.from_params(params)
+    message = str(info.value)
+    assert "\n" not in message
+    for part in parts:
+        assert part in message, (part, message)
+
+
+def test_from_dict_rejects_unknown_keys():
+    with pytest.raises(
+        ValueError, match="unknown codec key 'clevel'; allowed: name, level, shuffle"
+    ):
+        Codec.from_dict({"name": "zlib", "clevel": 4})
+
+
+def _every_codec():
+    for name, info in CODECS.items():
+        for shuffle in SHUFFLES:
+            try:
+                codec = Codec(name, info.default_level, shuffle)
+            except NotApplicable:
+                continue
+            yield pytest.param(codec, id=f"{name}-{shuffle}")
+
+
+EVERY_CODEC = list(_every_codec())
+
+
+def _params(codec: Codec) -> dict:
+    return {"codec": codec.name, "level": codec.level, "shuffle": codec.shuffle}
+
+
+@pytest.mark.parametrize("codec", EVERY_CODEC)
+def test_every_codec_round_trips(codec):
+    assert Codec.from_dict(codec.to_dict()) == codec
+    assert Codec.from_params(_params(codec)) == codec
+    assert codecs.resolve_params(_params(codec)) == (codec, [])
+
+
+def test_every_codec_covers_the_vocabulary():
+    assert {case.values[0].name for case in EVERY_CODEC} == set(CODECS)
+    assert len(EVERY_CODEC) == 1 + 3 * 2 + 5 * 3  # none; byte/none shuffles; blosc: all three
+
+
+# --- one codec, the same filters in every backend and export ----------------
+
+W = Workload(("time", "lat", "lon"), (4, 16, 16))
+CHUNKS = "4x16x16"  # one chunk: the whole array
+
+
+def _data() -> np.ndarray:
+    return (np.arange(4 * 16 * 16) % 97).astype("int16").reshape(W.shape)
+
+
+def _target():
+    from iotune.analysis.exports import Target
+
+    return Target("data", W.dims, W.shape, W.dtype)
+
+
+def _write_with(backend, path, params):
+    effective, _notes = backend.resolve(params, W)
+    writer = backend.open_writer(path, W, effective)
+    writer.write(0, _data())
+    writer.close()
+    return effective
+
+
+@pytest.mark.parametrize("codec", EVERY_CODEC)
+def test_zarr_export_builds_the_compressors_the_zarr_backend_stored(codec, tmp_path):
+    import zarr
+
+    from iotune.analysis import exports
+    from iotune.backends.zarr_ import ZarrBackend
+
+    settings = {"backend": "zarr", "chunks": CHUNKS, "shards": "none", **_params(codec)}
+    _write_with(ZarrBackend(), tmp_path / "z.zarr", settings)
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numcodecs codecs are outside the Zarr v3 spec
+        exec(exports.zarr_encoding_code(settings, _target()), namespace)
+        stored = zarr.open_array(tmp_path / "z.zarr", path="data", mode="r").compressors
+        built = codecs.zarr_compressors(codec, itemsize=2) or []
+    exported = namespace["encoding"]["data"]["compressors"]
+    assert [c.to_dict() for c in exported] == [c.to_dict() for c in stored]
+    assert list(exported) == built
+    # the metadata export is those very codecs: their names and the arguments given
+    metadata = exports.xarray_zarr_encoding(settings, _target())["data"]["compressors"]
+    assert len(metadata) == len(stored)
+    for meta, obj in zip(metadata, stored, strict=True):
+        full = obj.to_dict()
+        assert meta["name"] == full["name"]
+        assert meta["configuration"].items() <= full["configuration"].items()
+
+
+@pytest.mark.parametrize("codec", EVERY_CODEC)
+def test_memory_backend_compresses_chunks_to_the_zarr_backends_bytes(codec, tmp_path):
+    from iotune.backends import memory
+    from iotune.backends.zarr_ import ZarrBackend
+
+    params = {"chunks": CHUNKS, **_params(codec)}
+    backend = memory.MemoryBackend()
+    backend.import_library()
+    _write_with(backend, tmp_path / "m.mem", params)
+    _write_with(ZarrBackend(), tmp_path / "z.zarr", params)
+    in_memory = memory._STORE[str(tmp_path / "m.mem")][(0, 0, 0)]
+    assert in_memory == (tmp_path / "z.zarr" / "data" / "c" / "0" / "0" / "0").read_bytes()
+    backend.remove(tmp_path / "m.mem")
+
+
+_H5PY_PIPELINES = """
+import json, sys
+import h5py
+from iotune.backends.h5py_ import H5pyBackend, create_dataset
+from iotune.spec.model import Workload
+
+H5pyBackend.prepare_process()
+w = Workload(("time", "lat", "lon"), (4, 16, 16))
+out = {}
+with h5py.File("mem.h5", "w", driver="core", backing_store=False) as fh:
+    for n, params in enumerate(json.loads(sys.argv[1])):
+        plist = create_dataset(fh.create_group(str(n)), w, params).id.get_create_plist()
+        out[n] = [plist.get_filter(i)[:3:2] for i in range(plist.get_nfilters())]
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def h5py_pipelines():
+    """What the h5py backend's ``create_dataset`` puts in a file, per codec.
+
+    In a fresh interpreter: one that has written blosc with netCDF4 has that
+    library's blosc filter loaded, and h5py's HDF5 then fails in its callback.
+    """
+    pytest.importorskip("h5py")
+    settings = [{"chunks": CHUNKS, **_params(case.values[0])} for case in EVERY_CODEC]
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_PLUGIN_PATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", _H5PY_PIPELINES, json.dumps(settings)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    pipelines = json.loads(done.stdout)
+    return {case.id: pipelines[str(n)] for n, case in enumerate(EVERY_CODEC)}
+
+
+@pytest.mark.parametrize("codec", EVERY_CODEC)
+def test_h5py_backend_export_and_hdf5_tools_use_one_filter_pipeline(codec, h5py_pipelines):
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    from iotune.analysis import exports
+
+    text = ", ".join(exports.h5py_filter_args(codec))
+    assert eval(f"dict({text})", {"hdf5plugin": hdf5plugin}) == codecs.h5py_encoding(codec)
+    got = h5py_pipelines[f"{codec.name}-{codec.shuffle}"]
+    # what nccopy -F and h5repack -f are given
+    asked = codecs.hdf5_filters(codec)
+    assert [fid for fid, _values in got] == [fid for fid, _values in asked]
+    for (fid, values), (_fid, want) in zip(got, asked, strict=True):
+        if fid == codecs.HDF5_SHUFFLE_FILTER:
+            continue  # HDF5 fills in the element size
+        if fid == codecs.FAMILIES["blosc"].hdf5_filter:
+            values, want = values[4:], want[4:]  # the filter fills in its four reserved values
+        assert tuple(values) == want
+
+
+@pytest.mark.parametrize(("name", "level", "shuffle"), CONTRACT_CASES)
+def test_netcdf4_backend_and_export_write_the_same_filters(
+    tmp_path, available_filters, name, level, shuffle
+):
+    import netCDF4
+
+    from iotune.analysis import exports
+    from iotune.backends.netcdf4_ import NetCDF4Backend
+
+    codec = Codec(name, level, shuffle)
+    if codec.info.family not in available_filters:
+        pytest.skip(f"this netCDF4 build has no {codec.info.family} filter")
+    settings = {"backend": "netcdf4", "chunks": CHUNKS, **_params(codec)}
+    _write_with(NetCDF4Backend(), tmp_path / "backend.nc", settings)
+    kwargs = exports.netcdf4_create_variable(settings, _target())
+    assert {k: v for k, v in kwargs.items() if k != "chunksizes"} == netcdf4_encoding(codec)
+    with netCDF4.Dataset(tmp_path / "export.nc", "w") as nc:
+        for dim, size in zip(W.dims, W.shape, strict=True):
+            nc.createDimension(dim, size)
+        nc.createVariable("data", W.dtype, W.dims, **kwargs)[:] = _data()
+    filters = []
+    for path in ("backend.nc", "export.nc"):
+        with netCDF4.Dataset(tmp_path / path) as nc:
+            filters.append(nc.variables["data"].filters())
+    assert filters[0] == filters[1]

@@ -1,13 +1,15 @@
-"""The notebooks: committed stripped, parameterised with literals, and they run.
+"""The notebooks: committed stripped, parameterised with literals, paired, and they run.
 
 Every ``notebooks/*.ipynb`` is found here, so a new notebook is covered without
-editing this file.  Executing them is marked ``slow``.
+editing this file.  Each is paired by jupytext with a percent-format script
+``notebooks/NAME.py`` (what ruff checks and reviews read); either side may be edited
+and ``jupytext --sync notebooks/NAME.ipynb`` brings the other in line.  Executing
+the notebooks is marked ``slow``.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -16,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 import yaml
@@ -23,12 +26,14 @@ import yaml
 from iotune.cli import main
 from iotune.errors import UsageError
 from iotune.notebook import parse_parameters
-from iotune.results import open_results
+from iotune.results.dataset import open_results
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 IDS = [p.stem for p in NOTEBOOKS]
+#: the jupytext pairing every notebook declares, in its metadata and in the script's header
+FORMATS = "ipynb,py:percent"
 #: a notebook run with its own defaults may take this long (they aim for a minute)
 RUN_LIMIT_S = 120
 BINDER_MEMORY = 2 * 2**30
@@ -77,18 +82,80 @@ def test_one_parameters_cell_of_literals(path: Path) -> None:
         ast.literal_eval(node.value)  # raises if not a literal
 
 
-def test_generated_notebooks_match_the_generator() -> None:
-    spec = importlib.util.spec_from_file_location(
-        "make_notebooks", NOTEBOOK_DIR / "make_notebooks.py"
+def _cells(nb: nbformat.NotebookNode) -> list[tuple[str, str, list]]:
+    """What pairing keeps equal: each cell's type, source and tags (``parameters``)."""
+    return [(c.cell_type, c.source, c.get("metadata", {}).get("tags", [])) for c in nb.cells]
+
+
+def out_of_sync(ipynb: Path) -> str | None:
+    """Why ``ipynb`` and its paired ``.py`` differ, or None when their cells agree."""
+    script = ipynb.with_suffix(".py")
+    shown = ipynb.relative_to(ROOT) if ipynb.is_relative_to(ROOT) else ipynb
+    fix = f"run `jupytext --sync {shown}`"
+    if not script.exists():
+        return f"{ipynb.name} has no paired {script.name}: {fix}"
+    nb, text = _cells(jupytext.read(ipynb)), _cells(jupytext.read(script))
+    if nb == text:
+        return None
+    if len(nb) != len(text):
+        where = f"{len(nb)} cells in {ipynb.name}, {len(text)} in {script.name}"
+    else:
+        i = next(i for i, (a, b) in enumerate(zip(nb, text, strict=True)) if a != b)
+        where = f"cell {i} differs"
+    return f"{ipynb.name} and {script.name} are out of sync ({where}): {fix}"
+
+
+def test_every_notebook_has_its_script_and_every_script_its_notebook() -> None:
+    scripts = sorted(p.stem for p in NOTEBOOK_DIR.glob("*.py"))
+    assert scripts == IDS, (
+        "each notebooks/NAME.ipynb is paired with notebooks/NAME.py and nothing else: "
+        "`jupytext --set-formats ipynb,py:percent notebooks/NAME.ipynb` creates the script, "
+        "`jupytext --to notebook notebooks/NAME.py` the notebook"
     )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    for name in module.NOTEBOOKS:
-        on_disk = (NOTEBOOK_DIR / f"{name}.ipynb").read_text(encoding="utf-8")
-        assert on_disk == module.render(name), (
-            f"{name}.ipynb differs from notebooks/make_notebooks.py: "
-            "run `.venv/bin/python notebooks/make_notebooks.py`"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_notebook_and_script_are_paired_and_in_sync(path: Path) -> None:
+    for side in (path, path.with_suffix(".py")):
+        meta = jupytext.read(side).metadata
+        assert meta.get("jupytext", {}).get("formats") == FORMATS, (
+            f"{side.name} does not declare the pairing: "
+            f"run `jupytext --set-formats {FORMATS} notebooks/{path.name}`"
         )
+    assert (problem := out_of_sync(path)) is None, problem
+
+
+def test_a_notebook_edited_in_jupyterlab_is_out_of_sync_with_its_pair(tmp_path: Path) -> None:
+    """As a user would: a cell added to a copy of the .ipynb (say in JupyterLab)."""
+    ipynb = tmp_path / "01-quickstart.ipynb"
+    shutil.copy(NOTEBOOK_DIR / ipynb.name, ipynb)
+    shutil.copy(NOTEBOOK_DIR / "01-quickstart.py", tmp_path)
+    assert out_of_sync(ipynb) is None
+
+    nb = nbformat.read(ipynb, as_version=4)
+    n = len(nb.cells)
+    nb.cells.append(nbformat.v4.new_code_cell('print("added in JupyterLab")'))
+    nbformat.write(nb, ipynb)
+    script_mtime = ipynb.with_suffix(".py").stat().st_mtime
+    os.utime(ipynb, (script_mtime + 10, script_mtime + 10))  # the notebook is the newer
+    problem = out_of_sync(ipynb)
+    assert problem == (
+        "01-quickstart.ipynb and 01-quickstart.py are out of sync "
+        f"({n + 1} cells in 01-quickstart.ipynb, {n} in 01-quickstart.py): "
+        f"run `jupytext --sync {ipynb}`"
+    )
+    assert out_of_sync(NOTEBOOK_DIR / ipynb.name) is None, "only the edited copy is affected"
+
+    # the advice works: the newer side's cells go to the other
+    sync = [sys.executable, "-m", "jupytext", "--sync", str(ipynb)]
+    subprocess.run(sync, check=True, capture_output=True)
+    assert out_of_sync(ipynb) is None
+    assert '# %%\nprint("added in JupyterLab")' in ipynb.with_suffix(".py").read_text()
+
+    ipynb.with_suffix(".py").unlink()
+    assert out_of_sync(ipynb) == (
+        f"01-quickstart.ipynb has no paired 01-quickstart.py: run `jupytext --sync {ipynb}`"
+    )
 
 
 def test_cli_parameters_are_yaml_literals() -> None:

@@ -1,11 +1,18 @@
-"""Sizes ("64MiB" <-> bytes) and chunk-shape labels."""
+"""Sizes ("64MiB" <-> bytes), numbers ("123 MiB/s") and chunk-shape labels."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from iotune.units import chunk_label, format_size, parse_chunk_label, parse_size
+from iotune.units import (
+    chunk_label,
+    format_number,
+    format_rate,
+    format_size,
+    parse_chunk_label,
+    parse_size,
+)
 
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
 
@@ -118,3 +125,33 @@ def test_chunk_label_accepts_numpy_integers():
     assert chunk_label(np.array([8, 16], dtype=np.int64)) == "8x16"
     assert parse_chunk_label("8x16") == (8, 16)
     assert all(type(c) is int for c in parse_chunk_label("8x16"))
+
+
+@pytest.mark.parametrize(
+    ("value", "kwargs", "text"),
+    [
+        pytest.param(0.012345, {}, "0.0123", id="small"),
+        pytest.param(45.64, {}, "45.6", id="tens"),
+        pytest.param(5, {}, "5.00", id="trailing-zeros-kept"),
+        pytest.param(123.4, {}, "123", id="hundreds"),
+        pytest.param(1234.5, {}, "1234", id="thousands-whole"),
+        pytest.param(999.7, {}, "1000", id="no-exponent-at-rounding"),
+        pytest.param(99.97, {}, "100", id="rounds-up-to-whole"),
+        pytest.param(float("nan"), {}, "-", id="nan"),
+        pytest.param(np.float32(2.5), {}, "2.50", id="numpy-scalar"),
+        pytest.param(np.array(720.0), {}, "720", id="0-d-array"),
+        pytest.param(1.5, {"digits": 2}, "1.50", id="fixed-decimals"),
+        pytest.param(float("nan"), {"digits": 2}, "-", id="nan-fixed"),
+        pytest.param(45.6, {"significant": 2}, "46", id="two-significant"),
+        pytest.param(0.856, {"significant": 2}, "0.86", id="two-significant-fraction"),
+        pytest.param(-0.0456, {}, "-0.0456", id="negative"),
+    ],
+)
+def test_format_number(value, kwargs, text):
+    assert format_number(value, **kwargs) == text
+
+
+def test_format_rate():
+    assert format_rate(1234.5) == "1234 MiB/s"
+    assert format_rate(4.567) == "4.57 MiB/s"
+    assert format_rate(float("nan")) == "- MiB/s"

@@ -11,11 +11,10 @@ import iotune
 from iotune.errors import UsageError
 from iotune.results.dataset import save
 from iotune.widgets import Explorer, explorable_dims, metrics
-from tests.results.test_merge import fake_results
 
 
 @pytest.fixture
-def ds():
+def ds(fake_results):
     return fake_results({"parameters.chunk_cache": ["1MiB", "64MiB"]}, seed=3)
 
 

@@ -21,14 +21,8 @@ from iotune import codecs
 from iotune.errors import NotApplicable
 from iotune.units import format_size, parse_chunk_label
 
-#: HDF5 registered filter ids (https://github.com/HDFGroup/hdf5_plugins)
-FILTER_IDS = {"shuffle": 2, "zlib": 1, "bzip2": 307, "blosc": 32001, "zstd": 32015}
-#: blosc's compressor codes, the 7th value of the HDF5 blosc filter's parameters
-BLOSC_CODES = {"blosclz": 0, "lz4": 1, "lz4hc": 2, "snappy": 3, "zlib": 4, "zstd": 5}
 #: nccopy ignores chunk specs for chunks smaller than this unless given ``-M``
 NCCOPY_MIN_CHUNK = 8192
-_BLOSC_SHUFFLE = {"none": 0, "byte": 1, "bit": 2}
-_ZARR_SHUFFLE = {"none": "noshuffle", "byte": "shuffle", "bit": "bitshuffle"}
 PLUGIN_NOTE = (
     "filters other than deflate and shuffle need their HDF5 plugin on HDF5_PLUGIN_PATH, "
     "e.g. export HDF5_PLUGIN_PATH=$(python -c 'import hdf5plugin; print(hdf5plugin.PLUGIN_PATH)')"
@@ -53,26 +47,13 @@ class Target:
 
 def codec_of(settings: Mapping[str, Any]) -> codecs.Codec:
     """The :class:`~iotune.codecs.Codec` of a settings dict (``none`` when absent)."""
-    name = settings.get("codec") or "none"
-    codec, _notes = codecs.resolve(name, settings.get("level"), settings.get("shuffle"))
-    return codec
+    return codecs.resolve_params(settings)[0]
 
 
 def chunk_shape(settings: Mapping[str, Any]) -> str | tuple[int, ...]:
     """``"contiguous"``, ``"auto"`` or the chunk shape (``"auto"`` when not set)."""
     label = settings.get("chunks") or "auto"
     return parse_chunk_label(str(label))
-
-
-def _filter_params(codec: codecs.Codec) -> tuple[int, list[int]]:
-    """HDF5 filter id and client parameters for a (non-none) codec."""
-    family = codec.info.family
-    if family == "blosc":
-        cname = codec.info.blosc_cname or "blosclz"
-        # the first four are reserved and filled in by the filter itself
-        params = [0, 0, 0, 0, codec.level, _BLOSC_SHUFFLE[codec.shuffle], BLOSC_CODES[cname]]
-        return FILTER_IDS["blosc"], [int(p) for p in params]
-    return FILTER_IDS[family], [int(codec.level or 0)]
 
 
 # --- xarray -------------------------------------------------------------------------
@@ -93,25 +74,8 @@ def xarray_netcdf4_encoding(settings: Mapping[str, Any], target: Target) -> dict
 
 def zarr_compressors(settings: Mapping[str, Any], target: Target) -> list[dict[str, Any]]:
     """The Zarr v3 ``compressors`` as codec metadata (``{"name", "configuration"}``)."""
-    codec = codec_of(settings)
-    family = codec.info.family
-    if family == "none":
-        return []
-    if family == "blosc":
-        config = {
-            "cname": codec.info.blosc_cname,
-            "clevel": codec.level,
-            "shuffle": _ZARR_SHUFFLE[codec.shuffle],
-            "typesize": target.itemsize,
-        }
-        return [{"name": "blosc", "configuration": config}]
-    chain = []
-    if codec.shuffle == "byte":
-        chain.append(
-            {"name": "numcodecs.shuffle", "configuration": {"elementsize": target.itemsize}}
-        )
-    name = {"zlib": "numcodecs.zlib", "bzip2": "numcodecs.bz2", "zstd": "zstd"}[family]
-    return [*chain, {"name": name, "configuration": {"level": codec.level}}]
+    calls = codecs.zarr_codecs(codec_of(settings), itemsize=target.itemsize)
+    return [call.zarr_metadata() for call in calls]
 
 
 def xarray_zarr_encoding(settings: Mapping[str, Any], target: Target) -> dict[str, Any]:
@@ -132,20 +96,10 @@ def xarray_zarr_encoding(settings: Mapping[str, Any], target: Target) -> dict[st
 
 
 def zarr_encoding_code(settings: Mapping[str, Any], target: Target) -> str:
-    """Python that builds the Zarr encoding with real codec objects (zarr-python 3)."""
+    """Python that builds the Zarr encoding with the zarr backend's own codec objects."""
     (encoding,) = xarray_zarr_encoding(settings, target).values()
-    made = []
-    for item in encoding["compressors"]:
-        name, config = item["name"], item["configuration"]
-        args = ", ".join(f"{k}={v!r}" for k, v in config.items())
-        cls = {
-            "blosc": "BloscCodec",
-            "zstd": "ZstdCodec",
-            "numcodecs.shuffle": "Shuffle",
-            "numcodecs.zlib": "Zlib",
-            "numcodecs.bz2": "BZ2",
-        }[name]
-        made.append(f"zarr.codecs.{cls}({args})")
+    calls = codecs.zarr_codecs(codec_of(settings), itemsize=target.itemsize)
+    made = [call.code() for call in calls]
     parts = [f"{k!r}: {tuple(v)!r}" for k, v in encoding.items() if k != "compressors"]
     parts.append(f"'compressors': ({', '.join(made)}{',' if len(made) == 1 else ''})")
     return f"import zarr\nencoding = {{{target.variable!r}: {{{', '.join(parts)}}}}}"
@@ -177,25 +131,13 @@ def netcdf4_code(settings: Mapping[str, Any], target: Target) -> str:
     return code
 
 
-_H5PY_BLOSC_SHUFFLE = {"none": "NOSHUFFLE", "byte": "SHUFFLE", "bit": "BITSHUFFLE"}
-
-
 def h5py_filter_args(codec: codecs.Codec) -> list[str]:
-    """``create_dataset`` keyword text for a codec (hdf5plugin for the non-deflate filters)."""
-    family, level = codec.info.family, codec.level
-    shuffle = [f"shuffle={codec.shuffle == 'byte'}"]
-    if family == "none":
-        return []
-    if family == "zlib":
-        return ['compression="gzip"', f"compression_opts={level}", *shuffle]
-    if family == "blosc":
-        mode = _H5PY_BLOSC_SHUFFLE[codec.shuffle]
-        cname = codec.info.blosc_cname
-        return [
-            f"**hdf5plugin.Blosc(cname={cname!r}, clevel={level}, shuffle=hdf5plugin.Blosc.{mode})"
-        ]
-    maker = "BZip2(blocksize" if family == "bzip2" else "Zstd(clevel"
-    return [f"**hdf5plugin.{maker}={level})", *shuffle]
+    """``create_dataset`` keyword text for a codec: the h5py backend's own filter, printed."""
+    plugin, keywords = codecs.h5py_filter(codec)
+    args = [f"**{plugin.code()}"] if plugin else []
+    return args + [
+        f'{k}="{v}"' if isinstance(v, str) else f"{k}={v!r}" for k, v in keywords.items()
+    ]
 
 
 def h5py_code(
@@ -260,15 +202,13 @@ def nccopy_args(settings: Mapping[str, Any], target: Target) -> list[str]:
         if math.prod(chunks) * target.itemsize < NCCOPY_MIN_CHUNK:
             args += ["-M", "0"]  # else nccopy silently keeps such small chunks contiguous
     codec = codec_of(settings)
-    family = codec.info.family
-    if family == "none":
+    if codec.info.family == "none":
         return [*args, "-d", "0"]
-    if family == "zlib":
+    if codec.info.family == "zlib":
         return [*args, "-d", str(codec.level), *(["-s"] if codec.shuffle == "byte" else [])]
-    if codec.shuffle == "byte" and family != "blosc":
-        args += ["-F", f"{target.variable},{FILTER_IDS['shuffle']}"]
-    fid, params = _filter_params(codec)
-    return [*args, "-F", ",".join(map(str, [target.variable, fid, *params]))]
+    for fid, values in codecs.hdf5_filters(codec):
+        args += ["-F", ",".join(map(str, [target.variable, fid, *values]))]
+    return args
 
 
 def h5repack_args(settings: Mapping[str, Any], target: Target) -> list[str]:
@@ -281,16 +221,17 @@ def h5repack_args(settings: Mapping[str, Any], target: Target) -> list[str]:
     elif chunks != "auto":
         args += ["-l", f"{var}:CHUNK={'x'.join(map(str, chunks))}"]
     codec = codec_of(settings)
-    family = codec.info.family
-    if family == "none":
+    if codec.info.family == "none":
         return [*args, "-f", f"{var}:NONE"]
-    if codec.shuffle == "byte" and family != "blosc":
-        args += ["-f", f"{var}:SHUF"]
-    if family == "zlib":
-        return [*args, "-f", f"{var}:GZIP={codec.level}"]
-    fid, params = _filter_params(codec)
-    # UD=<filter id>,<flag: 0 mandatory>,<number of values>,<values...>
-    return [*args, "-f", f"{var}:UD={fid},0,{len(params)},{','.join(map(str, params))}"]
+    for fid, values in codecs.hdf5_filters(codec):
+        if fid == codecs.HDF5_SHUFFLE_FILTER:
+            spec = "SHUF"
+        elif codec.info.family == "zlib":
+            spec = f"GZIP={codec.level}"
+        else:  # UD=<filter id>,<flag: 0 mandatory>,<number of values>,<values...>
+            spec = f"UD={fid},0,{len(values)},{','.join(map(str, values))}"
+        args += ["-f", f"{var}:{spec}"]
+    return args
 
 
 def lfs_setstripe_args(settings: Mapping[str, Any], directory: str = "DIR") -> list[str]:

@@ -6,10 +6,11 @@ import json
 from typing import TYPE_CHECKING
 
 from iotune.analysis.exports import PLUGIN_NOTE
-from iotune.units import format_size
+from iotune.units import format_number, format_size
 
 if TYPE_CHECKING:
-    from iotune.analysis.recommend import Candidate, Recommendation
+    from iotune.analysis.recommend import Recommendation
+    from iotune.results.objective import Candidate
 
 FORMATS = ("text", "json")
 
@@ -71,8 +72,8 @@ def _candidate_lines(role: str, cand: Candidate) -> list[str]:
     lines = [f"{role + ':':<11} {cand.label}"]
     for metric, med in cand.median.items():
         lines.append(
-            f"{'':<11} {metric:<16} {_num(med):>8} MiB/s  "
-            f"[{_num(cand.low[metric])} to {_num(cand.high[metric])}]"
+            f"{'':<11} {metric:<16} {format_number(med):>8} MiB/s  "
+            f"[{format_number(cand.low[metric])} to {format_number(cand.high[metric])}]"
         )
     if len(cand.median) > 1:
         lines.append(f"{'':<11} {'score':<16} {cand.score:>8.3f} (1 = best of each metric)")
@@ -95,9 +96,3 @@ def _baseline_lines(rec: Recommendation) -> list[str]:
         f"(ratio {rec.winner.ratio:.2f} vs {base.ratio:.2f})"
     )
     return lines
-
-
-def _num(value: float) -> str:
-    if value != value:  # NaN
-        return "-"
-    return f"{value:.0f}" if abs(value) >= 100 else f"{value:#.3g}".rstrip(".")

@@ -40,9 +40,7 @@ def resolve_layout(
         if not parallel:
             raise NotApplicable(f"nprocs > 1: {why}")
     chunks = chunk_label(params.get("chunks", "auto"))
-    codec, notes = codecs.resolve(
-        params.get("codec", "none"), params.get("level"), params.get("shuffle")
-    )
+    codec, notes = codecs.resolve_params(params)
     if codec.name != "none" and chunks == "contiguous":
         raise NotApplicable("compression needs chunked storage; 'contiguous' has none")
     cache = params.get("chunk_cache")

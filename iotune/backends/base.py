@@ -1,8 +1,16 @@
-"""The one small interface every format backend implements.
+"""The two kinds of format backend and what they share.
 
 A backend knows how to write and read one array in one format with a given
-set of parameters.  It knows nothing of sweeps, timing or repeats: the trial
-runner drives it slab by slab and times the calls.
+set of parameters.  It knows nothing of sweeps, timing or repeats.
+
+:class:`SlabBackend`
+    driven slab by slab by the trial runner (:mod:`iotune.trials.steps`), which
+    times the calls: netCDF4, h5py, Zarr, POSIX, memory.
+:class:`LaunchedBackend`
+    run as MPI ranks by a rank program of its own; :meth:`~LaunchedBackend.run_launched`
+    is the one launch flow (stripe the directory, launch, aggregate the
+    slowest rank, record hints and striping): MPI-IO, and h5py with
+    ``nprocs > 1``, which is of both kinds.
 """
 
 from __future__ import annotations
@@ -15,8 +23,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from iotune.spec.model import Workload
-
-Selection = tuple[slice | int, ...]
+from iotune.trials.access import Selection
+from iotune.trials.records import TrialResult, TrialTask
 
 
 class Writer(ABC):
@@ -44,7 +52,7 @@ class Reader(ABC):
 
 
 class Backend(ABC):
-    """A storage format.
+    """What every storage format declares.
 
     Class attributes describe it without importing its library, so the spec
     can be validated and ``iotune backends`` can list it cheaply.
@@ -79,12 +87,17 @@ class Backend(ABC):
 
     @classmethod
     def launches(cls, params: Mapping[str, Any]) -> bool:
-        """Whether a trial with ``params`` runs as launched MPI ranks (``run_launched``).
+        """Whether a trial with ``params`` runs as launched MPI ranks.
 
-        Such a trial is not driven slab by slab in the trial's process: the
-        backend's ``run_launched(task, workdir, result)`` starts the ranks.
+        Such a trial is not driven slab by slab in the trial's process:
+        :meth:`LaunchedBackend.run_launched` starts the ranks.
         """
         return False
+
+    @classmethod
+    def parallel_support(cls) -> tuple[bool, str]:
+        """Whether trials may use ``nprocs > 1`` here, and what provides it or why not."""
+        return False, f"{cls.name} has no parallel mode"
 
     @classmethod
     def import_library(cls) -> None:
@@ -104,6 +117,10 @@ class Backend(ABC):
         get a note.  Combinations the library cannot express raise
         :class:`~iotune.errors.NotApplicable`.
         """
+
+
+class SlabBackend(Backend):
+    """A format the trial runner drives slab by slab in its own process."""
 
     @abstractmethod
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
@@ -138,3 +155,50 @@ class Backend(ABC):
         if path.is_dir():
             return sorted(p for p in path.rglob("*") if p.is_file())
         return [path] if path.exists() else []
+
+
+class LaunchedBackend(Backend):
+    """A format measured by MPI ranks that a rank program of its own runs.
+
+    Subclasses name the program (``python -m PROGRAM JOB.json``, built on
+    :mod:`iotune.mpi.rank`) and say how many bytes and calls a trial moves.
+    """
+
+    #: module the ranks run, e.g. ``iotune.backends.mpiio_rank``
+    rank_program: ClassVar[str]
+
+    @classmethod
+    def launches(cls, params: Mapping[str, Any]) -> bool:
+        return True
+
+    @abstractmethod
+    def launched_bytes(self, params: Mapping[str, Any], workload: Workload) -> int:
+        """Bytes all ranks together write (and read back) in one repeat."""
+
+    @abstractmethod
+    def launched_ops(self, params: Mapping[str, Any]) -> int:
+        """I/O calls all ranks together make to read the data once."""
+
+    def run_launched(self, task: TrialTask, workdir: Path, result: TrialResult) -> None:
+        """Launch the ranks for every repeat of ``task`` and fill ``result``.
+
+        Raises
+        ------
+        VerificationError
+            A rank read back other bytes than it wrote, or the file differs
+            from what was asked (layout, filters, offsets, values).
+        MpiError
+            The launcher or a rank failed.
+        """
+        from iotune.mpi import launch
+
+        params = task.trial.params
+        data = workdir / "data"
+        hints = dict(params.get("hint_values") or {})
+        stripe, hints = launch.striped_directory(data, params, hints)
+        report = launch.launch_trial(
+            task, workdir, data, hints=hints, stripe=stripe, program=self.rank_program
+        )
+        total = self.launched_bytes(params, task.workload)
+        launch.fill_result(result, report, total=total, ops=self.launched_ops(params))
+        result.stored = launch.stored_info(report, task=task, hints=hints, stripe=stripe)

@@ -5,19 +5,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from iotune import codecs
 from iotune.backends._hdf5 import resolve_layout
-from iotune.backends.base import Backend, Reader, Selection, Writer
+from iotune.backends.base import LaunchedBackend, Reader, Selection, SlabBackend, Writer
 from iotune.errors import NotApplicable, VerificationError
 from iotune.spec.model import Workload
 from iotune.units import chunk_label, parse_chunk_label
-
-if TYPE_CHECKING:
-    from iotune.run.records import TrialResult, TrialTask
 
 DATASET = "data"
 #: each rank of a parallel trial holds its block in memory twice, as benchio holds one
@@ -53,7 +50,7 @@ def create_dataset(file: Any, workload: Workload, params: Mapping[str, Any]) -> 
     Serial and parallel (``driver="mpio"``) trials share it, so both store the
     same layout; in a parallel file every rank calls it with the same values.
     """
-    codec = codecs.Codec.from_dict(_codec_dict(params))
+    codec = codecs.Codec.from_params(params)
     chunks = parse_chunk_label(params["chunks"])
     if chunks == "auto":
         chunks = True if codec.name != "none" else None
@@ -99,11 +96,7 @@ class _H5Reader(Reader):
         self._file.close()
 
 
-def _codec_dict(params: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": params["codec"], "level": params["level"], "shuffle": params["shuffle"]}
-
-
-class H5pyBackend(Backend):
+class H5pyBackend(SlabBackend, LaunchedBackend):
     """HDF5 files written and read with h5py."""
 
     name = "h5py"
@@ -122,6 +115,7 @@ class H5pyBackend(Backend):
         "stripe_size",
     )
     description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
+    rank_program = "iotune.backends.h5py_rank"
 
     @classmethod
     def parallel_support(cls) -> tuple[bool, str]:
@@ -177,32 +171,14 @@ class H5pyBackend(Backend):
             hint_values = dict(params.get("hint_values") or {})
             check_stripe_hints(params, hint_values)
             effective |= {"hints": params["hints"], "hint_values": hint_values}
-        effective |= {
-            k: params[k] for k in ("stripe_count", "stripe_size", "launcher") if k in params
-        }
+        effective |= {k: params[k] for k in ("stripe_count", "stripe_size") if k in params}
         return effective, notes
 
-    def run_launched(self, task: TrialTask, workdir: Path, result: TrialResult) -> None:
-        """Launch ``nprocs`` ranks that write and read one file with the mpio driver.
+    def launched_bytes(self, params: Mapping[str, Any], workload: Workload) -> int:
+        return workload.nbytes
 
-        Raises
-        ------
-        VerificationError
-            A rank read back other values than it wrote, or the file's layout
-            or contents differ from what was asked.
-        MpiError
-            The launcher or a rank failed.
-        """
-        from iotune.mpi import launch as mpi
-
-        params = task.trial.params
-        data = workdir / "data"
-        stripe, hints = mpi.striped_directory(data, params, dict(params.get("hint_values") or {}))
-        report = mpi.launch_trial(
-            task, workdir, data, hints=hints, stripe=stripe, program="iotune.backends.h5py_rank"
-        )
-        mpi.fill_result(result, report, total=task.workload.nbytes, ops=int(params["nprocs"]))
-        result.stored = mpi.stored_info(report, params=params, hints=hints, stripe=stripe)
+    def launched_ops(self, params: Mapping[str, Any]) -> int:
+        return int(params["nprocs"])  # each rank reads its block in one call
 
     @classmethod
     def prepare_process(cls) -> None:
@@ -254,7 +230,7 @@ class H5pyBackend(Backend):
             plist = dset.id.get_create_plist()
             filters = [plist.get_filter(i) for i in range(plist.get_nfilters())]
             layout = "contiguous" if dset.chunks is None else chunk_label(dset.chunks)
-        codec = codecs.Codec.from_dict(_codec_dict(params))
+        codec = codecs.Codec.from_params(params)
         ids = [f[0] for f in filters]
         expected = codecs.h5py_expected_filters(codec)
         if ids != expected:

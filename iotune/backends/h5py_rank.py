@@ -27,15 +27,14 @@ from typing import Any
 import numpy as np
 
 from iotune.backends.h5py_ import DATASET
-from iotune.mpi import lustre
 from iotune.mpi.launch import block_of
-from iotune.mpi.rank import evict, report_entry, serve, workload_of
-from iotune.run.data import Field, slab_length
+from iotune.mpi.rank import RankProgram, serve
+from iotune.trials.data import Field, slab_length
 
 FILE = "shared.h5"
 
 
-class H5Rank:
+class H5Rank(RankProgram):
     """One rank's block of the workload and how it moves it through parallel HDF5."""
 
     def __init__(self, job: dict[str, Any], comm: Any) -> None:
@@ -44,9 +43,7 @@ class H5Rank:
         from iotune.backends.h5py_ import H5pyBackend
 
         H5pyBackend.import_library()  # the filters (hdf5plugin) before any file opens
-        self.MPI, self.comm, self.job = MPI, comm, job
-        self.params, self.workload = job["params"], workload_of(job["workload"])
-        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        super().__init__(job, comm)
         self.path = Path(job["dir"]) / FILE
         self.collective = self.params["io"] == "collective"
         self.info = MPI.Info.Create()
@@ -58,6 +55,17 @@ class H5Rank:
         self.data = np.ascontiguousarray(Field(self.workload).slab(self.rows.start, self.rows.stop))
         self.crc = zlib.crc32(memoryview(self.data).cast("B"))
         self.out = np.ones_like(self.data)  # touched now, not inside a timed read
+
+    @property
+    def files(self) -> list[Path]:
+        return [self.path]
+
+    def check(self) -> str:
+        return check_file(self.path, self.params, self.workload)
+
+    def remove(self) -> None:
+        if self.rank == 0:
+            self.path.unlink()
 
     def _open(self, mode: str) -> Any:
         import h5py
@@ -138,23 +146,5 @@ def check_file(path: Path, params: dict[str, Any], workload: Any) -> str:
     return ""
 
 
-def repeat(rank: H5Rank, job: dict[str, Any]) -> dict[str, Any] | None:
-    """Measure one repeat on every rank; rank 0 returns its entry of the report."""
-    w_s, w_cpu = rank.write(fsync=job["measure"]["fsync"])
-    hints = rank.hints()
-    stored = rank.path.stat().st_size if rank.rank == 0 else 0
-    layout = lustre.getstripe(rank.path) if rank.rank == 0 and job["striped"] else None
-    cache, fraction = evict(rank, [rank.path], job["measure"])
-    r_s, r_cpu, crc_ok = rank.read()
-    gathered = rank.comm.gather((w_s, w_cpu, r_s, r_cpu, crc_ok), root=0)
-    check = check_file(rank.path, rank.params, rank.workload) if rank.rank == 0 else ""
-    rank.comm.Barrier()
-    if rank.rank != 0:
-        return None
-    rank.path.unlink()
-    cold = {"cache": cache, "resident_fraction": fraction}
-    return report_entry(gathered, check=check, hints=hints, layout=layout, stored=stored) | cold
-
-
 if __name__ == "__main__":
-    serve(sys.argv[1], H5Rank, repeat)
+    serve(sys.argv[1], H5Rank)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from iotune import codecs
-from iotune.backends.base import Backend, Reader, Selection, Writer
+from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.errors import VerificationError
 from iotune.spec.model import Workload
 from iotune.units import chunk_label, parse_chunk_label
@@ -29,8 +29,7 @@ def _chunks(params: Mapping[str, Any], workload: Workload) -> tuple[int, ...]:
 
 
 def _pipeline(params: Mapping[str, Any], workload: Workload) -> list[Any]:
-    codec = codecs.Codec(params["codec"], params["level"], params["shuffle"])
-    return codecs.numcodecs_pipeline(codec, itemsize=workload.itemsize)
+    return codecs.numcodecs_pipeline(codecs.Codec.from_params(params), itemsize=workload.itemsize)
 
 
 class _MemWriter(Writer):
@@ -121,7 +120,7 @@ class _MemReader(Reader):
         """Chunks stay until the trial removes them."""
 
 
-class MemoryBackend(Backend):
+class MemoryBackend(SlabBackend):
     """Compression in memory: codec speed and ratio without storage."""
 
     name = "memory"
@@ -147,9 +146,7 @@ class MemoryBackend(Backend):
         chunks = chunk_label(params.get("chunks", "auto"))
         if chunks in ("auto", "contiguous"):
             chunks = "contiguous"
-        codec, notes = codecs.resolve(
-            params.get("codec", "none"), params.get("level"), params.get("shuffle")
-        )
+        codec, notes = codecs.resolve_params(params)
         effective = {"chunks": chunks, "codec": codec.name, "level": codec.level,
                      "shuffle": codec.shuffle}  # fmt: skip
         return effective, notes

@@ -3,7 +3,7 @@
 Unlike the other backends this one is not driven slab by slab in the trial's
 process: a trial launches ``nprocs`` ranks (``mpiexec -n N`` from the
 ``mpich`` wheel by default, or ``execution.launcher``) that run
-:mod:`iotune.mpi.rank`.  Time is the slowest rank's, aggregate
+:mod:`iotune.backends.mpiio_rank`.  Time is the slowest rank's, aggregate
 throughput is all bytes over that time, as IOR reports.  Reads are measured
 apart from writes, after every node evicted the files from its page cache.
 
@@ -23,16 +23,12 @@ Access patterns (``access``):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from iotune.backends.base import Backend, Reader, Writer
-from iotune.errors import NotApplicable, UsageError
+from iotune.backends.base import LaunchedBackend
+from iotune.errors import NotApplicable
 from iotune.spec.model import Workload
 from iotune.units import format_size
-
-if TYPE_CHECKING:
-    from iotune.run.records import TrialResult, TrialTask
 
 MiB = 2**20
 DEFAULT_TRANSFER = MiB
@@ -57,7 +53,7 @@ def _transfers(params: Mapping[str, Any], workload: Workload) -> tuple[int, int]
     return transfer, int(block)
 
 
-class MpiioBackend(Backend):
+class MpiioBackend(LaunchedBackend):
     """Parallel writes and reads of one shared file or a file per process via MPI-IO."""
 
     name = "mpiio"
@@ -75,11 +71,7 @@ class MpiioBackend(Backend):
         "stripe_size",
     )
     description = "MPI-IO via mpi4py from N launched ranks (IOR / benchio-like)"
-
-    @classmethod
-    def launches(cls, params: Mapping[str, Any]) -> bool:
-        """Every mpiio trial runs as launched ranks, even with one process."""
-        return True
+    rank_program = "iotune.backends.mpiio_rank"
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -149,46 +141,16 @@ class MpiioBackend(Backend):
         check_stripe_hints(params, hint_values)
         if "hints" in params:
             effective |= {"hints": params["hints"], "hint_values": hint_values}
-        extra = ("stripe_count", "stripe_size", "launcher")
+        extra = ("stripe_count", "stripe_size")
         effective |= {k: params[k] for k in extra if k in params}
         return effective, notes
 
-    def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
-        raise UsageError("mpiio trials run in launched ranks (run_launched), not slab by slab")
+    def launched_bytes(self, params: Mapping[str, Any], workload: Workload) -> int:
+        from iotune.mpi.launch import total_bytes
 
-    def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
-        raise UsageError("mpiio trials run in launched ranks (run_launched), not slab by slab")
+        return total_bytes(dict(params), workload)
 
-    def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
-        raise UsageError("mpiio trials verify their files in the ranks")
-
-    def run_launched(self, task: TrialTask, workdir: Path, result: TrialResult) -> None:
-        """Launch the ranks for every repeat of ``task`` and fill ``result``.
-
-        Raises
-        ------
-        VerificationError
-            A rank read back other bytes than it wrote, or a file differs from
-            the expected data (a wrong offset, say).
-        MpiError
-            The launcher or a rank failed.
-        """
-        from iotune.mpi import launch as mpi
-
-        params = task.trial.params
-        data = workdir / "data"
-        hints = dict(params.get("hint_values") or {})
-        stripe, hints = mpi.striped_directory(data, params, hints)
-        report = mpi.launch_trial(
-            task, workdir, data, hints=hints, stripe=stripe, program="iotune.mpi.rank"
-        )
-        calls = (
-            1 if params["access"] == "block3d" else params["block_size"] // params["transfer_size"]
-        )
-        mpi.fill_result(
-            result,
-            report,
-            total=mpi.total_bytes(dict(params), task.workload),
-            ops=int(params["nprocs"]) * int(calls),
-        )
-        result.stored = mpi.stored_info(report, params=params, hints=hints, stripe=stripe)
+    def launched_ops(self, params: Mapping[str, Any]) -> int:
+        if params["access"] == "block3d":
+            return int(params["nprocs"])  # one call per rank, as benchio
+        return int(params["nprocs"]) * int(params["block_size"] // params["transfer_size"])

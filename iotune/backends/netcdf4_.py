@@ -10,7 +10,7 @@ import numpy as np
 
 from iotune import codecs
 from iotune.backends._hdf5 import resolve_layout
-from iotune.backends.base import Backend, Reader, Selection, Writer
+from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.errors import VerificationError
 from iotune.spec.model import Workload
 from iotune.units import chunk_label, parse_chunk_label
@@ -31,7 +31,7 @@ class _NCWriter(Writer):
             layout["contiguous"] = True
         elif chunks != "auto":
             layout["chunksizes"] = chunks
-        encoding = codecs.netcdf4_encoding(codecs.Codec.from_dict(_codec_dict(params)))
+        encoding = codecs.netcdf4_encoding(codecs.Codec.from_params(params))
         self._var = self._ds.createVariable(
             VARIABLE, workload.dtype, workload.dims, **layout, **encoding
         )
@@ -60,16 +60,12 @@ class _NCReader(Reader):
         self._ds.close()
 
 
-def _codec_dict(params: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": params["codec"], "level": params["level"], "shuffle": params["shuffle"]}
-
-
 def _set_cache(var: Any, params: Mapping[str, Any]) -> None:
     if params.get("chunk_cache") is not None:
         var.set_var_chunk_cache(size=params["chunk_cache"])
 
 
-class NetCDF4Backend(Backend):
+class NetCDF4Backend(SlabBackend):
     """netCDF4/HDF5 files written and read with netCDF4-python."""
 
     name = "netcdf4"
@@ -121,7 +117,7 @@ class NetCDF4Backend(Backend):
             var = ds.variables[VARIABLE]
             filters, chunking = var.filters(), var.chunking()
         layout = "contiguous" if chunking == "contiguous" else chunk_label(chunking)
-        expected = codecs.netcdf4_expected_filters(codecs.Codec.from_dict(_codec_dict(params)))
+        expected = codecs.netcdf4_expected_filters(codecs.Codec.from_params(params))
         wrong = {k: (filters.get(k), v) for k, v in expected.items() if filters.get(k) != v}
         if wrong:
             detail = ", ".join(f"{k}={got!r} (asked {want!r})" for k, (got, want) in wrong.items())

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from iotune.backends.base import Backend, Reader, Selection, Writer
+from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.errors import UsageError, VerificationError
 from iotune.spec.model import Workload
 from iotune.units import parse_size
@@ -154,7 +154,7 @@ def _runs(
     return offsets, run, out_shape
 
 
-class PosixBackend(Backend):
+class PosixBackend(SlabBackend):
     """Raw binary files written with ``os.pwrite`` and read with ``os.preadv``.
 
     The only parameter is ``transfer_size``, the bytes moved per system call

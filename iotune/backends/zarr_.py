@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from iotune import codecs
-from iotune.backends.base import Backend, Reader, Selection, Writer
+from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.errors import NotApplicable, VerificationError
 from iotune.spec.model import Workload
 from iotune.units import chunk_label, parse_chunk_label
@@ -88,14 +88,8 @@ def _open_array(path: Path) -> Any:
         return zarr.open_array(str(path), path=VARIABLE, mode="r", zarr_format=3)
 
 
-def _codec(params: Mapping[str, Any]) -> codecs.Codec:
-    return codecs.Codec.from_dict(
-        {"name": params["codec"], "level": params["level"], "shuffle": params["shuffle"]}
-    )
-
-
 def _compressors(params: Mapping[str, Any], itemsize: int) -> list[Any] | None:
-    return codecs.zarr_compressors(_codec(params), itemsize=itemsize)
+    return codecs.zarr_compressors(codecs.Codec.from_params(params), itemsize=itemsize)
 
 
 def _layout(params: Mapping[str, Any], shape: tuple[int, ...]) -> dict[str, Any]:
@@ -122,7 +116,7 @@ def _check_shards(chunks: str, shards: str) -> None:
         )
 
 
-class ZarrBackend(Backend):
+class ZarrBackend(SlabBackend):
     """Zarr format 3 directory stores written and read with zarr-python 3.
 
     ``chunks`` is the inner chunk shape (``contiguous`` is one chunk of the
@@ -150,9 +144,7 @@ class ZarrBackend(Backend):
         chunks = chunk_label(params.get("chunks", "auto"))
         shards = chunk_label(params.get("shards", "none"))
         _check_shards(chunks, shards)
-        codec, notes = codecs.resolve(
-            params.get("codec", "none"), params.get("level"), params.get("shuffle")
-        )
+        codec, notes = codecs.resolve_params(params)
         if params.get("chunk_cache") is not None:
             notes.append("chunk_cache does not apply to zarr")
         effective = {

@@ -18,8 +18,8 @@ from concurrent.futures.process import BrokenProcessPool
 
 from iotune.executors.base import Executor
 from iotune.executors.environ import prepare_worker
-from iotune.run.records import TrialResult, TrialTask
-from iotune.run.trial import run_trial, run_trial_captured
+from iotune.trials.records import TrialResult, TrialTask
+from iotune.trials.trial import run_trial, run_trial_captured
 
 
 class SerialExecutor(Executor):

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.errors import IotuneError, NotApplicable, UsageError, VerificationError
-from iotune.run.data import Field
+from iotune.errors import MpiError, NotApplicable, UsageError, VerificationError
 from iotune.spec.model import Workload
+from iotune.trials.data import Field
 
 if TYPE_CHECKING:
-    from iotune.run.records import TrialResult, TrialTask
+    from iotune.trials.records import TrialResult, TrialTask
 
 MiB = 2**20
 DEFAULT_LAUNCHER = "mpiexec -n {nprocs}"
@@ -40,10 +40,6 @@ DEFAULT_LAUNCHER = "mpiexec -n {nprocs}"
 STRIPE_HINTS = {"stripe_count": "striping_factor", "stripe_size": "striping_unit"}
 #: generous: a launch runs every repeat of a trial
 TIMEOUT_S = 3600.0
-
-
-class MpiError(IotuneError):
-    """A launched MPI trial failed; the message carries the failing rank's reason."""
 
 
 def find_mpiexec() -> str | None:
@@ -135,7 +131,7 @@ def stream(
 ) -> np.ndarray:
     """Bytes ``[start, start + length)`` of the workload's repeated C-order byte stream.
 
-    Pass ``field`` to reuse one :class:`~iotune.run.data.Field` across calls.
+    Pass ``field`` to reuse one :class:`~iotune.trials.data.Field` across calls.
     """
     field, total = field or Field(workload), workload.nbytes
     plane = total // workload.shape[0]
@@ -274,7 +270,7 @@ def launch_trial(
         "hints": hints,
         "striped": stripe["applied"],
     }
-    return launch(job, workdir, launcher=params.get("launcher"), program=program)
+    return launch(job, workdir, launcher=task.launcher, program=program)
 
 
 def fill_result(result: TrialResult, report: dict[str, Any], *, total: int, ops: int) -> None:
@@ -310,7 +306,7 @@ def fill_result(result: TrialResult, report: dict[str, Any], *, total: int, ops:
 def stored_info(
     report: dict[str, Any],
     *,
-    params: Mapping[str, Any],
+    task: TrialTask,
     hints: dict[str, str],
     stripe: dict[str, Any],
 ) -> dict[str, Any]:
@@ -319,7 +315,7 @@ def stored_info(
     return {
         "ranks": report["ranks"],
         "mpi_library": report["library"],
-        "launcher": params.get("launcher") or DEFAULT_LAUNCHER,
+        "launcher": task.launcher or DEFAULT_LAUNCHER,
         "hints_requested": hints,
         "hints_effective": first["hints"],
         "hints_ignored": {

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iotune.errors import IotuneError
+from iotune.errors import LustreError
 
 LUSTRE_MAGIC = 0x0BD00BD0
 #: statfs(2) f_type values of file systems HPC scratch space lives on
@@ -45,10 +45,6 @@ MAGIC_NAMES = {
 ENV_FS_TYPE = "IOTUNE_FS_TYPE"
 LFS_TIMEOUT_S = 120
 _warned: set[str] = set()
-
-
-class LustreError(IotuneError):
-    """``lfs`` is missing or refused a request; the message carries its reason."""
 
 
 def statfs_magic(path: str | Path) -> int:

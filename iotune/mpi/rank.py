@@ -1,39 +1,29 @@
-"""The program every MPI rank runs: ``python -m iotune.mpi.rank JOB.json``.
+"""The rank side of every launched trial: one repeat's skeleton, eviction, the report.
 
-Per repeat: build this rank's data (untimed), barrier, time open + writes +
-``MPI_File_sync`` + close, barrier; one rank per node evicts the files from
-its page cache and checks residency with ``mincore``; barrier, time open +
-reads + close; compare a crc32 of what this rank read with what it wrote.
-Rank 0 then checks every file against the expected byte stream with plain
-POSIX reads (independent of the offsets and file views the ranks used, so a
-wrong offset is caught even when writes and reads agree), reads the stripe
-layout back on Lustre, and writes the report the parent collects.
+A backend's rank program (``python -m iotune.backends.mpiio_rank JOB``, say)
+subclasses :class:`RankProgram` with how it writes, reads and checks its
+files, and calls :func:`serve`.  Per repeat every rank writes (timed by the
+program), one rank per node evicts the files and checks residency with
+``mincore``, every rank reads back and compares a crc32 with what it wrote,
+rank 0 checks the files independently and reads the stripe layout back on
+Lustre, and the files are removed.  Rank 0 writes the report the parent
+collects (:func:`iotune.mpi.launch.fill_result`).
 
-A rank that fails writes its reason beside the report and aborts the job.
+A rank that fails writes its reason beside the report and aborts the job, so
+the other ranks never hang in a collective call.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
-import time
-import zlib
-from collections.abc import Callable
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from iotune.errors import one_line
 from iotune.mpi import lustre
-from iotune.mpi.launch import block_of, decompose, expected_files, pieces, stream
-from iotune.run import measure
-from iotune.run.data import Field
 from iotune.spec.model import Workload
-
-CHECK_CHUNK = 16 * 2**20
-#: bytes a rank moves between barriers: one reused buffer, as IOR's transfer buffer
-WINDOW = 32 * 2**20
+from iotune.trials import measure
 
 
 def workload_of(data: dict[str, Any]) -> Workload:
@@ -41,17 +31,8 @@ def workload_of(data: dict[str, Any]) -> Workload:
     return Workload(**{**data, "dims": tuple(data["dims"]), "shape": tuple(data["shape"])})
 
 
-class Rank:
-    """One rank's view of the trial: its data, its file and how it moves bytes.
-
-    Contiguous and strided access stream the rank's bytes through one reused
-    window buffer, as IOR reuses its transfer buffer: the data of a window is
-    made outside the timed span, then all ranks pass a barrier and time only
-    their MPI-IO calls.  (Holding a whole block in memory cost a third of the
-    write speed here: page-cache pages then had to come from memory never
-    touched before.)  ``block3d`` writes its block in one call through the
-    subarray view, as benchio does.
-    """
+class RankProgram(ABC):
+    """One rank's side of a launched trial."""
 
     def __init__(self, job: dict[str, Any], comm: Any) -> None:
         from mpi4py import MPI
@@ -59,148 +40,34 @@ class Rank:
         self.MPI, self.comm, self.job = MPI, comm, job
         self.params, self.workload = job["params"], workload_of(job["workload"])
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
-        self.dir = Path(job["dir"])
-        self.fpp = self.params["layout"] == "fpp"
-        self.path = self.dir / (f"p{self.rank}.dat" if self.fpp else "shared.dat")
-        self.collective = self.params["io"] == "collective"
-        self.info = MPI.Info.Create()
-        for key, value in job["hints"].items():
-            self.info.Set(key, value)
-        self.block3d = self.params["access"] == "block3d"
-        self.field = Field(self.workload)
-        if self.block3d:
-            self.data = self._block()
-            self.crc = zlib.crc32(memoryview(self.data).cast("B"))
-        else:
-            self._plan_stream()
 
-    def _plan_stream(self) -> None:
-        self.sources = pieces(self.rank, self.params)  # positions in the workload stream
-        self.spans = list(self.sources)  # offsets in the file
-        if self.fpp:  # a file of its own: the rank's pieces one after another
-            starts = np.cumsum([0] + [n for _, n in self.sources[:-1]])
-            self.spans = [(int(s), n) for s, (_, n) in zip(starts, self.sources, strict=True)]
-        self.windows, current, size = [], [], 0
-        for k, (_, n) in enumerate(self.sources):
-            if current and size + n > WINDOW:
-                self.windows.append(current)
-                current, size = [], 0
-            current.append(k)
-            size += n
-        self.windows.append(current)
-        largest = max(sum(self.sources[k][1] for k in w) for w in self.windows)
-        self.buffer = np.ones(largest, np.uint8)  # touched now, not inside a timed call
-        self.crc = 0
-        for window in self.windows:
-            self.crc = zlib.crc32(self._fill(window), self.crc)
+    @property
+    @abstractmethod
+    def files(self) -> list[Path]:
+        """Every file the trial writes (all ranks'); rank 0 sizes and stripes them."""
 
-    def _fill(self, window: list[int]) -> memoryview:
-        done = 0
-        for k in window:
-            position, n = self.sources[k]
-            self.buffer[done : done + n] = stream(self.workload, position, n, field=self.field)
-            done += n
-        return memoryview(self.buffer[:done])
+    @abstractmethod
+    def write(self, *, fsync: bool) -> tuple[float, float]:
+        """Timed write of this rank's data, between barriers: wall and CPU seconds."""
 
-    def _block(self) -> np.ndarray:
-        from mpi4py.util.dtlib import from_numpy_dtype
+    @abstractmethod
+    def hints(self) -> dict[str, str]:
+        """The MPI-IO hints in effect for the file just written."""
 
-        shape = self.workload.shape
-        starts, sizes = block_of(self.rank, decompose(self.size, shape), shape)
-        slab = self.field.slab(starts[0], starts[0] + sizes[0])
-        inner = tuple(slice(s, s + n) for s, n in zip(starts[1:], sizes[1:], strict=True))
-        etype = from_numpy_dtype(np.dtype(self.workload.dtype))
-        self.etype = etype
-        self.filetype = etype.Create_subarray(shape, sizes, starts).Commit()
-        return np.ascontiguousarray(slab[(slice(None), *inner)])
-
-    def _open(self, amode: int) -> Any:
-        comm = self.MPI.COMM_SELF if self.fpp else self.comm
-        fh = self.MPI.File.Open(comm, str(self.path), amode, self.info)
-        if self.block3d:
-            fh.Set_view(0, self.etype, self.filetype)
-        return fh
-
-    def _calls(self, fh: Any, *, write: bool) -> Any:
-        if self.block3d:
-            if write:
-                return fh.Write_all if self.collective else fh.Write
-            return fh.Read_all if self.collective else fh.Read
-        if write:
-            return fh.Write_at_all if self.collective else fh.Write_at
-        return fh.Read_at_all if self.collective else fh.Read_at
-
-    def _stream(self, fh: Any, *, write: bool) -> tuple[float, int]:
-        """Move every window; returns the seconds spent in MPI-IO calls and the crc32."""
-        call, spent, crc = self._calls(fh, write=write), 0.0, 0
-        for window in self.windows:
-            if write:
-                view = self._fill(window)
-            else:
-                # untimed: flip every byte the buffer still holds (the last window
-                # written or read), so a read that delivers nothing fails the crc
-                np.invert(self.buffer, out=self.buffer)
-                view = memoryview(self.buffer)
-            self.comm.Barrier()  # untimed: every rank starts the window together
-            t0, done = time.perf_counter(), 0
-            for k in window:
-                offset, n = self.spans[k]
-                call(offset, view[done : done + n])
-                done += n
-            spent += time.perf_counter() - t0
-            if not write:
-                crc = zlib.crc32(view[:done], crc)
-        return spent, crc
-
-    def write(self, *, fsync: bool) -> tuple[float, float, dict[str, str]]:
-        """Timed write; returns wall and CPU seconds and the hints in effect."""
-        MPI = self.MPI
-        self.comm.Barrier()
-        c0 = time.process_time()
-        t0 = time.perf_counter()
-        fh = self._open(MPI.MODE_CREATE | MPI.MODE_WRONLY)
-        wall = time.perf_counter() - t0
-        hints = dict(fh.Get_info().items())  # what the library made of the request
-        if self.block3d:
-            t0 = time.perf_counter()
-            self._calls(fh, write=True)(self.data)
-            wall += time.perf_counter() - t0
-        else:
-            wall += self._stream(fh, write=True)[0]
-        t0 = time.perf_counter()
-        if fsync:
-            fh.Sync()
-        fh.Close()
-        wall += time.perf_counter() - t0
-        cpu = time.process_time() - c0
-        self.comm.Barrier()
-        return wall, cpu, hints
-
+    @abstractmethod
     def read(self) -> tuple[float, float, bool]:
-        """Timed read; returns wall and CPU seconds and the crc check."""
-        # touched before the timer, and every byte unlike what the read must deliver
-        out = np.invert(self.data) if self.block3d else None
-        self.comm.Barrier()
-        c0 = time.process_time()
-        t0 = time.perf_counter()
-        fh = self._open(self.MPI.MODE_RDONLY)
-        if self.block3d:
-            self._calls(fh, write=False)(out)
-            fh.Close()
-            wall = time.perf_counter() - t0
-            crc = zlib.crc32(memoryview(out).cast("B"))
-        else:
-            wall = time.perf_counter() - t0
-            spent, crc = self._stream(fh, write=False)
-            t0 = time.perf_counter()
-            fh.Close()
-            wall += spent + time.perf_counter() - t0
-        cpu = time.process_time() - c0
-        self.comm.Barrier()
-        return wall, cpu, crc == self.crc
+        """Timed read of this rank's data: wall and CPU seconds, and the crc32 check."""
+
+    @abstractmethod
+    def check(self) -> str:
+        """Rank 0: check the files independently; ``""`` when they hold what was asked."""
+
+    @abstractmethod
+    def remove(self) -> None:
+        """Delete the files this rank owns (after every rank has read)."""
 
 
-def evict(rank: Any, files: list[Path], measure_spec: dict[str, Any]) -> tuple[str, float]:
+def evict(rank: RankProgram, files: list[Path], measure_spec: dict[str, Any]) -> tuple[str, float]:
     """One rank per node drops the files from its page cache; the worst residency wins.
 
     ``rank`` is any object with the ``comm`` and ``MPI`` of the job.  Returns
@@ -209,64 +76,31 @@ def evict(rank: Any, files: list[Path], measure_spec: dict[str, Any]) -> tuple[s
     node = rank.comm.Split_type(rank.MPI.COMM_TYPE_SHARED)
     cache, fraction = None, 0.0
     if node.Get_rank() == 0:
-        cache = "warm"
-        if measure_spec["cache"] == "warm":
-            fraction = measure.resident_fraction(files)
-        else:
-            cache = "not-cold"
-            for _attempt in range(3):
-                measure.evict(files)
-                fraction = measure.resident_fraction(files)
-                if fraction <= measure_spec["max_cold_residency"]:
-                    cache = "cold"
-                    break
+        cache, fraction = measure.prepare_cache(
+            files, mode=measure_spec["cache"], max_residency=measure_spec["max_cold_residency"]
+        )
     node.Free()
     worst = rank.comm.allreduce(fraction, op=rank.MPI.MAX)
     states = [s for s in rank.comm.allgather(cache) if s]
     return ("not-cold" if "not-cold" in states else states[0]), worst
 
 
-def check_files(directory: Path, params: dict[str, Any], workload: Workload) -> str:
-    """Compare every file with the expected stream bytes using plain POSIX reads.
-
-    Returns ``""`` when all match, else where the first difference is.
-    """
-    field = Field(workload)
-    for name, start, length in expected_files(params, workload):
-        path = directory / name
-        size = path.stat().st_size
-        if size != length:
-            return f"{name} holds {size} bytes, expected {length}"
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            for offset in range(0, length, CHECK_CHUNK):
-                n = min(CHECK_CHUNK, length - offset)
-                got = np.frombuffer(os.pread(fd, n, offset), np.uint8)
-                want = stream(workload, start + offset, n, field=field)
-                if got.size != n or not np.array_equal(got, want):
-                    bad = int(np.argmax(got != want[: got.size])) if got.size else 0
-                    return f"{name} differs from the data written at byte {offset + bad}"
-        finally:
-            os.close(fd)
-    return ""
-
-
-def repeat(rank: Rank, job: dict[str, Any]) -> dict[str, Any] | None:
+def repeat(program: RankProgram, job: dict[str, Any]) -> dict[str, Any] | None:
     """Measure one repeat on every rank; rank 0 returns its entry of the report."""
-    files = [rank.dir / name for name, _, _ in expected_files(rank.params, rank.workload)]
-    w_s, w_cpu, hints = rank.write(fsync=job["measure"]["fsync"])
-    stored = sum(p.stat().st_size for p in files) if rank.rank == 0 else 0
-    layout = lustre.getstripe(files[0]) if rank.rank == 0 and job["striped"] else None
-    cache, fraction = evict(rank, files, job["measure"])
-    r_s, r_cpu, crc_ok = rank.read()
-    gathered = rank.comm.gather((w_s, w_cpu, r_s, r_cpu, crc_ok), root=0)
-    check = check_files(rank.dir, rank.params, rank.workload) if rank.rank == 0 else ""
-    check += " (POSIX read-back of the file)" if check else ""
-    rank.comm.Barrier()
-    if rank.fpp or rank.rank == 0:
-        rank.path.unlink()
-    rank.comm.Barrier()
-    if rank.rank != 0:
+    w_s, w_cpu = program.write(fsync=job["measure"]["fsync"])
+    hints = program.hints()
+    files = program.files
+    first = program.rank == 0
+    stored = sum(p.stat().st_size for p in files) if first else 0
+    layout = lustre.getstripe(files[0]) if first and job["striped"] else None
+    cache, fraction = evict(program, files, job["measure"])
+    r_s, r_cpu, crc_ok = program.read()
+    gathered = program.comm.gather((w_s, w_cpu, r_s, r_cpu, crc_ok), root=0)
+    check = program.check() if first else ""
+    program.comm.Barrier()
+    program.remove()
+    program.comm.Barrier()
+    if not first:
         return None
     cold = {"cache": cache, "resident_fraction": fraction}
     return report_entry(gathered, check=check, hints=hints, layout=layout, stored=stored) | cold
@@ -283,12 +117,11 @@ def report_entry(
     return entry | {"check": check, "hints": hints, "layout": layout, "file_bytes": stored}
 
 
-def serve(jobfile: str, make_rank: Callable[[dict, Any], Any], repeat: Callable) -> None:
+def serve(jobfile: str, make_rank: type[RankProgram]) -> None:
     """Run every repeat of the job in ``jobfile``; rank 0 writes the report.
 
-    ``make_rank(job, comm)`` builds this rank's state and ``repeat(rank, job)``
-    measures one repeat, returning rank 0's entry of the report (None on the
-    other ranks).  A rank that fails writes its reason beside the report and
+    ``make_rank(job, comm)`` builds this rank's program; :func:`repeat` runs
+    it once per repeat.  A rank that fails writes its reason beside the report and
     aborts the job, so the other ranks never hang in a collective call.
     """
     from mpi4py import MPI
@@ -305,12 +138,6 @@ def serve(jobfile: str, make_rank: Callable[[dict, Any], Any], repeat: Callable)
             tmp.write_text(json.dumps(report))
             tmp.replace(job["report"])
     except Exception as err:  # reported to the parent; the other ranks must not hang
-        from iotune.run.trial import one_line
-
         where = Path(f"{job['report']}.rank{comm.Get_rank()}.error")
         where.write_text(f"rank {comm.Get_rank()}: {one_line(err)}\n")
         comm.Abort(1)
-
-
-if __name__ == "__main__":
-    serve(sys.argv[1], Rank, repeat)

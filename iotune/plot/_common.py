@@ -1,7 +1,8 @@
-"""Helpers shared by the figure modules: selecting metrics, spreads over repeats, labels.
+"""Helpers shared by the figure modules: selecting metrics, labels, panels and styles.
 
-matplotlib is imported inside the functions that need it, so importing :mod:`iotune.plot`
-stays cheap.
+The results are read through ``ds.iotune`` (swept parameters) and ``da.iotune``
+(medians and spreads over repeats), see :mod:`iotune.results.accessor`.  matplotlib is
+imported inside the functions that need it, so importing :mod:`iotune.plot` stays cheap.
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ import numpy as np
 import xarray as xr
 
 from iotune.errors import ResultsError
+from iotune.results.accessor import BYTE_PARAMS  # and ds.iotune, da.iotune
 from iotune.units import format_size
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-_NOT_PARAMS = ("pattern", "repeat", "metric")
-_BYTE_DIMS = frozenset({"chunk_cache", "transfer_size", "stripe_size"})
 _METRIC_VARS = {"write": "write_MiBps", "read": "read_MiBps"}
 _MARKERS = "osD^vPX*<>hp"
 _NO_DATA = "no successful trials"
@@ -28,11 +28,7 @@ _Style = tuple[object, str]  # (matplotlib colour, marker)
 
 
 def _params(ds: xr.Dataset) -> list[str]:
-    swept = ds.attrs.get("swept")
-    if swept is None:
-        return [str(d) for d in ds.dims if d not in _NOT_PARAMS]
-    names = swept.split() if isinstance(swept, str) else [str(s) for s in np.atleast_1d(swept)]
-    return [d for d in names if d in ds.dims]
+    return list(ds.iotune.swept)
 
 
 def _align(da: xr.DataArray, params: list[str]) -> xr.DataArray:
@@ -73,26 +69,9 @@ def _metric(ds: xr.Dataset, metric: str, pattern: str | None) -> tuple[xr.DataAr
     return da, ylabel
 
 
-def _spread(da: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
-    """Median, minimum and maximum over repeats, ignoring NaN; all-NaN points stay NaN."""
-    return tuple(da.reduce(f, dim="repeat") for f in (_nanmedian, np.fmin.reduce, np.fmax.reduce))
-
-
-def _nanmedian(a: np.ndarray, axis: int) -> np.ndarray:
-    """``np.nanmedian`` without its all-NaN warning.
-
-    Failed points make all-NaN slices routine, and ``warnings.catch_warnings`` is not
-    thread-safe, so the warning is avoided rather than silenced.
-    """
-    a = np.sort(np.moveaxis(a, axis, -1), axis=-1)  # NaN sorts last
-    n = (~np.isnan(a)).sum(axis=-1, keepdims=True)
-    lo, hi = (np.take_along_axis(a, np.maximum(k, 0), axis=-1) for k in ((n - 1) // 2, n // 2))
-    return np.where(n > 0, (lo + hi) / 2, np.nan)[..., 0]
-
-
 def _value_labels(coord: xr.DataArray) -> list[str]:
     """Labels for coordinate values; byte counts as ``64MiB``."""
-    is_bytes = coord.attrs.get("units") in ("bytes", "B") or coord.name in _BYTE_DIMS
+    is_bytes = coord.attrs.get("units") in ("bytes", "B") or coord.name in BYTE_PARAMS
     labels = []
     for v in coord.values.tolist():
         if is_bytes and isinstance(v, int | float) and not isinstance(v, bool):

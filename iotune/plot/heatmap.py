@@ -9,7 +9,8 @@ import numpy as np
 import xarray as xr
 
 from iotune.errors import ResultsError
-from iotune.plot._common import _metric, _nanmedian, _no_data, _spread, _title, _value_labels
+from iotune.plot._common import _metric, _no_data, _title, _value_labels
+from iotune.units import format_number
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -75,10 +76,13 @@ def heatmap(
     for ax in axes[len(panels) :]:
         ax.remove()
     for ax, (label, da, cbar_label) in zip(axes, panels, strict=False):
-        median = _spread(da)[0]
+        median = da.iotune.median()
         if rest:
-            func = np.fmax.reduce if reduce == "max" else _nanmedian
-            median = median.stack(_rest=rest).reduce(func, dim="_rest")
+            stacked = median.stack(_rest=rest)
+            if reduce == "max":
+                median = stacked.reduce(np.fmax.reduce, dim="_rest")
+            else:
+                median = stacked.iotune.median("_rest")
         _draw_map(fig, ax, median, x=x, y=y, cbar_label=cbar_label)
         ax.set_title(label, fontsize="medium")
     title = _title(ds, f"{metric} throughput over {x}" + (f" and {y}" if y else ""), None)
@@ -166,6 +170,6 @@ def _annotate(ax: Axes, values: np.ndarray, norm) -> None:
     for (row, col), v in np.ndenumerate(values):
         if np.isfinite(v):
             dark = norm(v) < 0.6 if v > 0 else True  # viridis is dark at the low end
-            text = f"{v:.0f}" if abs(v) >= 100 else f"{v:#.2g}".rstrip(".")
             colour = "white" if dark else "black"
+            text = format_number(v, significant=2)
             ax.text(col, row, text, ha="center", va="center", fontsize=7, color=colour)

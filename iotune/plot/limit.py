@@ -13,12 +13,12 @@ from iotune.plot._common import (
     _legend_handles,
     _no_data,
     _params,
-    _spread,
     _styles,
     _title,
     _value_labels,
 )
 from iotune.plot.pareto import _grid_points
+from iotune.units import format_number, format_rate
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -33,7 +33,7 @@ _WIDTH = 0.7  # of a category's slot, over which its points are spread
 
 
 def has_limit(ds: xr.Dataset) -> bool:
-    """Whether ``ds`` carries ``fraction_of_limit`` (see :mod:`iotune.run.calibrate`)."""
+    """Whether ``ds`` carries ``fraction_of_limit`` (see :mod:`iotune.trials.calibrate`)."""
     return VARIABLE in ds and "metric" in ds[VARIABLE].dims
 
 
@@ -52,7 +52,7 @@ def fraction_of_limit(ds: xr.Dataset) -> Figure:
     ds
         Results Dataset with ``fraction_of_limit`` over ``metric`` (and the
         ``device_limit_*_MiBps`` attributes), as made by
-        :func:`iotune.run.calibrate.attach_limit`.
+        :func:`iotune.trials.calibrate.attach_limit`.
 
     Returns
     -------
@@ -78,7 +78,8 @@ def fraction_of_limit(ds: xr.Dataset) -> Figure:
     index, names = _grid_points(da.isel(metric=0), params)
     drawn = False
     for col, metric in enumerate(metrics):
-        med, lo, hi = (a.transpose(*params).values.ravel() for a in _spread(da.sel(metric=metric)))
+        spread = da.sel(metric=metric).iotune.spread()
+        med, lo, hi = (a.transpose(*params).values.ravel() for a in spread)
         cidx = index[:, params.index(color_dim)] if color_dim else np.zeros(len(med), int)
         drawn |= _draw_column(ax, col, med, lo, hi, [colors[c] for c in cidx], names)
     if not drawn:
@@ -104,7 +105,7 @@ def _limits(ds: xr.Dataset) -> str:
     if write is None or read is None:
         return ""
     return (
-        f"\nlimits: write {float(write):.0f} MiB/s, cold read {float(read):.0f} MiB/s; "
+        f"\nlimits: write {format_rate(float(write))}, cold read {format_rate(float(read))}; "
         "markers: median of repeats, lines: min to max"
     )
 
@@ -129,7 +130,7 @@ def _draw_column(
     ax.scatter(xs, med[order], c=[colors[i] for i in order], s=22, zorder=3)
     best = order[-1]
     ax.annotate(
-        f"{names[best]}\n{med[best]:.2g}",
+        f"{names[best]}\n{format_number(med[best], significant=2)}",
         (col + offsets[-1], med[best]),
         (0, 6),
         textcoords="offset points",

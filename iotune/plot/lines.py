@@ -14,10 +14,8 @@ from iotune.errors import ResultsError
 from iotune.plot._common import (
     _legend_handles,
     _metric,
-    _nanmedian,
     _no_data,
     _panel_grid,
-    _spread,
     _Style,
     _styles,
     _title,
@@ -127,7 +125,7 @@ def _limit_facets(da: xr.DataArray, facets: list[str]) -> tuple[xr.DataArray, li
             n *= da.sizes[d]
     reduced = [d for d in facets if d not in kept]
     if reduced:
-        da = da.stack(_reduced=reduced).reduce(_nanmedian, dim="_reduced")
+        da = da.stack(_reduced=reduced).iotune.median("_reduced")
     return da, kept, reduced
 
 
@@ -145,7 +143,7 @@ def _draw_panel(
 
     Returns the extremes drawn, for choosing the y scale.
     """
-    med, lo, hi = (a.transpose(*[d for d in (hue, x) if d]).values for a in _spread(sub))
+    med, lo, hi = (a.transpose(*[d for d in (hue, x) if d]).values for a in sub.iotune.spread())
     if hue is None:
         med, lo, hi = med[None], lo[None], hi[None]
     n_hue, n_x = med.shape
@@ -183,7 +181,7 @@ def _scale_y(axes: list[Axes], values: np.ndarray, *, logy: bool | None) -> None
 def _single_bar(da: xr.DataArray, *, ylabel: str, title: str) -> Figure:
     """Nothing was swept: one bar with the min-max spread of the repeats."""
     fig, (ax,), _ = _panel_grid(1, n_x=1, legend=False)
-    med, lo, hi = (float(a) for a in _spread(da))
+    med, lo, hi = (float(a) for a in da.iotune.spread())
     if math.isfinite(med):
         ax.bar([0], [med], yerr=[[med - lo], [hi - med]], width=0.5, capsize=8, color="C0")
         ax.set_ylim(bottom=0)

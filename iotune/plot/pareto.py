@@ -15,7 +15,6 @@ from iotune.plot._common import (
     _metric,
     _no_data,
     _per_point,
-    _spread,
     _styles,
     _title,
     _value_labels,
@@ -62,7 +61,7 @@ def size_vs_throughput(
     if "file_bytes" not in ds:
         raise ResultsError("the results have no 'file_bytes' variable to plot sizes from")
     params = [str(d) for d in da.dims if d != "repeat"]
-    median = _spread(da)[0].transpose(*params)
+    median = da.iotune.median().transpose(*params)
     size = _per_point(ds["file_bytes"], median).astype(float).ravel() / 2**20
     xy = np.vstack([size, median.values.ravel()])
     ok = np.isfinite(xy).all(axis=0)

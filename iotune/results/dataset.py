@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import ResultsError
-from iotune.run.plan import Plan
-from iotune.run.records import TrialResult
+from iotune.trials.plan import Plan
+from iotune.trials.records import TrialResult
 
 if TYPE_CHECKING:
     import xarray as xr

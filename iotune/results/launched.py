@@ -15,8 +15,8 @@ import numpy as np
 from iotune.backends import get_backend
 
 if TYPE_CHECKING:
-    from iotune.run.plan import Plan
-    from iotune.run.records import TrialResult
+    from iotune.trials.plan import Plan
+    from iotune.trials.records import TrialResult
 
 _TEXT_VARS = {
     "hints_effective": "MPI-IO hints in effect after MPI_File_open (MPI_File_get_info, JSON)",

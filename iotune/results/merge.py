@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import ResultsError
+from iotune.results.accessor import plain  # and ds.iotune
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -70,9 +71,9 @@ def merge(sources: Sequence[str | Path | xr.Dataset]) -> xr.Dataset:
 
 def _check_compatible(datasets: list[xr.Dataset], names: list[str]) -> None:
     first = datasets[0]
-    base = json.loads(first.attrs.get("workload", "{}"))
+    base = first.iotune.workload
     for ds, name in zip(datasets[1:], names[1:], strict=True):
-        other = json.loads(ds.attrs.get("workload", "{}"))
+        other = ds.iotune.workload
         field = _first_difference(base, other, "workload")
         if field is not None:
             path, a, b = field
@@ -99,15 +100,11 @@ def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
     return None if a == b else (path, a, b)
 
 
-def _swept(ds: xr.Dataset) -> list[str]:
-    return [d for d in str(ds.attrs.get("swept", "")).split() if d in ds.dims]
-
-
 def _union_dims(datasets: list[xr.Dataset]) -> list[str]:
     dims: list[str] = []
     for ds in datasets:
-        dims += [d for d in _swept(ds) if d not in dims]
-    backends = {str(ds.attrs.get("backends", "")) for ds in datasets}
+        dims += [d for d in ds.iotune.swept if d not in dims]
+    backends = {ds.iotune.backends for ds in datasets}
     if len(backends) > 1 and "backend" not in dims:
         dims.append("backend")
     if "backend" in dims:  # the backend dimension always comes first, as in a plan
@@ -118,11 +115,9 @@ def _union_dims(datasets: list[xr.Dataset]) -> list[str]:
 
 def _fixed_value(ds: xr.Dataset, dim: str, name: str) -> Any:
     """The value ``ds`` held ``dim`` at, for an input that did not sweep it."""
-    if dim == "backend":
-        backends = str(ds.attrs.get("backends", "")).split()
-        if len(backends) == 1:
-            return backends[0]
-    fixed = json.loads(ds.attrs.get("fixed_parameters", "{}"))
+    if dim == "backend" and len(ds.iotune.backends) == 1:
+        return ds.iotune.backends[0]
+    fixed = ds.iotune.fixed
     if dim in fixed:
         return fixed[dim]
     raise ResultsError(
@@ -186,11 +181,11 @@ def _merged_attrs(datasets: list[xr.Dataset], names: list[str], dims: list[str])
         values = [ds.attrs.get(key) for ds in datasets]
         texts = list(dict.fromkeys(str(v) for v in values if v is not None))
         attrs[key] = values[0] if len(texts) == 1 else " | ".join(texts)
-    fixed = [json.loads(ds.attrs.get("fixed_parameters", "{}")) for ds in datasets]
+    fixed = [ds.iotune.fixed for ds in datasets]
     common = {
         k: v for k, v in fixed[0].items() if k not in dims and all(f.get(k) == v for f in fixed)
     }
-    backends = [b for ds in datasets for b in str(ds.attrs.get("backends", "")).split()]
+    backends = [b for ds in datasets for b in ds.iotune.backends]
     starts = [str(ds.attrs.get("started", "")) for ds in datasets]
     ends = [str(ds.attrs.get("ended", "")) for ds in datasets]
     attrs.update(
@@ -214,4 +209,4 @@ def _merged_attrs(datasets: list[xr.Dataset], names: list[str], dims: list[str])
 
 
 def _jsonable(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
+    return plain(value) if isinstance(value, np.generic) else value

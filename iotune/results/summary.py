@@ -1,4 +1,7 @@
-"""Text summaries of a results Dataset: the best configuration per metric, a table."""
+"""Text summaries of a results Dataset: the best configuration per metric, a table.
+
+Everything is read through ``ds.iotune`` (:mod:`iotune.results.accessor`).
+"""
 
 from __future__ import annotations
 
@@ -6,44 +9,29 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.units import format_size
+from iotune.errors import RecommendError
+from iotune.results.accessor import value_label  # and ds.iotune
+from iotune.units import format_number
 
 if TYPE_CHECKING:
     import xarray as xr
 
 
-def swept_dims(ds: xr.Dataset) -> list[str]:
-    return [d for d in str(ds.attrs.get("swept", "")).split() if d in ds.dims]
-
-
-def _label(ds: xr.Dataset, index: dict[str, Any]) -> str:
-    parts = []
-    for dim, value in index.items():
-        if dim == "chunk_cache":
-            value = format_size(int(value))
-        parts.append(f"{dim}={value}")
-    return " ".join(parts) or "(single configuration)"
-
-
 def best(ds: xr.Dataset) -> list[dict[str, Any]]:
     """The fastest ok configuration for writes and for each read pattern (median of repeats)."""
     rows = []
-    metrics = [("write", ds["write_MiBps"])]
-    metrics += [(f"read:{p}", ds["read_MiBps"].sel(pattern=p)) for p in ds["pattern"].values]
-    for name, var in metrics:
-        median = var.median("repeat")
-        if bool(median.isnull().all()):
-            rows.append({"metric": name, "config": "no successful trial", "MiBps": np.nan})
+    for metric in ds.iotune.metrics:
+        try:
+            winner = ds.iotune.best(metric)
+        except RecommendError:
+            rows.append({"metric": metric, "config": "no successful trial", "MiBps": np.nan})
             continue
-        flat = median.argmax(dim=swept_dims(ds)) if swept_dims(ds) else {}
-        index = {d: ds[d].values[int(i)] for d, i in flat.items()}
-        point = ds.isel({d: int(i) for d, i in flat.items()})
         rows.append(
             {
-                "metric": name,
-                "config": _label(ds, index),
-                "MiBps": float(median.isel({d: int(i) for d, i in flat.items()})),
-                "ratio": float(point["ratio"]),
+                "metric": metric,
+                "config": winner.label,
+                "MiBps": winner.median[metric],
+                "ratio": winner.ratio,
             }
         )
     return rows
@@ -56,38 +44,28 @@ def format_best(ds: xr.Dataset) -> str:
             lines.append(f"  {row['metric']:<18} {row['config']}")
         else:
             lines.append(
-                f"  {row['metric']:<18} {_num(row['MiBps']):>9} MiB/s  ratio "
+                f"  {row['metric']:<18} {format_number(row['MiBps']):>9} MiB/s  ratio "
                 f"{row['ratio']:5.2f}  {row['config']}"
             )
     return "\n".join(lines)
 
 
 def counts(ds: xr.Dataset) -> dict[str, int]:
-    values, n = np.unique(ds["status"].values.astype(str), return_counts=True)
-    return dict(zip(values.tolist(), n.tolist(), strict=True))
+    """Grid points per status (``ds.iotune.counts()``)."""
+    return ds.iotune.counts()
 
 
 def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     """One row per grid point: parameters, median throughputs, ratio and status."""
-    dims = swept_dims(ds)
-    patterns = [str(p) for p in ds["pattern"].values]
-    head = [*dims, "write", *(f"read:{p}" for p in patterns), "ratio", "status"]
+    dims, metrics = list(ds.iotune.swept), list(ds.iotune.metrics)
+    head = [*dims, *metrics, "ratio", "status"]
     rows = []
-    stacked = ds.stack(point=dims) if dims else ds.expand_dims(point=[0])
-    write = stacked["write_MiBps"].median("repeat")
-    read = stacked["read_MiBps"].median("repeat")
-    for i in range(stacked.sizes["point"]):
-        one = stacked.isel(point=i)
-        status = str(one["status"].values)
-        if status == "not_applicable" and not include_not_applicable:
-            continue
-        cells = [
-            format_size(int(one[d])) if d == "chunk_cache" else str(one[d].values) for d in dims
-        ]
-        cells.append(_num(write.isel(point=i)))
-        cells += [_num(read.isel(point=i).sel(pattern=p)) for p in patterns]
-        cells.append(_num(one["ratio"], digits=2))
-        cells.append(status if status == "ok" else f"{status}: {one['error'].values}"[:90])
+    for point in ds.iotune.points(include_not_applicable=include_not_applicable):
+        cells = [value_label(d, point[d]) for d in dims]
+        cells += [format_number(point[m]) for m in metrics]
+        cells.append(format_number(point.get("ratio", np.nan), digits=2))
+        status = point.get("status", "")
+        cells.append(status if status == "ok" else f"{status}: {point.get('error', '')}"[:90])
         rows.append(cells)
     widths = [max(len(str(r[c])) for r in [head, *rows]) for c in range(len(head))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
@@ -96,13 +74,3 @@ def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     hidden = counts(ds).get("not_applicable", 0) if not include_not_applicable else 0
     note = f"; {hidden} not-applicable points hidden (--all shows them)" if hidden else ""
     return "\n".join(out) + f"\n(throughput in MiB/s, median of repeats{note})"
-
-
-def _num(value: Any, *, digits: int | None = None) -> str:
-    """Fixed decimals when asked, else three significant digits (0.0123, 45.6, 1234)."""
-    v = float(value)
-    if np.isnan(v):
-        return "-"
-    if digits is not None:
-        return f"{v:.{digits}f}"
-    return f"{v:.0f}" if abs(v) >= 1000 else f"{v:#.3g}".rstrip(".")

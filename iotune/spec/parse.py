@@ -86,7 +86,7 @@ def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
             )
     path = Path(data["path"]).expanduser()
     path = path if path.is_absolute() or base is None else base / path
-    from iotune.run.data import describe_file
+    from iotune.trials.data import describe_file
 
     try:
         info = describe_file(path, data["variable"])

@@ -11,79 +11,17 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from iotune.analysis.recommend import RecommendError, recommend
+from iotune.analysis.recommend import recommend
 from iotune.analysis.report import render_text
+from iotune.errors import RecommendError
 from iotune.results.dataset import save
 
-CHUNKS = ["contiguous", "8x16x16", "1x64x64"]
-CODECS = ["none", "zlib"]
-PATTERNS = ["full", "spatial", "timeseries"]
-SPREAD = np.array([0.95, 1.0, 1.05])  # repeats: the median is the value, +-5 %
 MiB = 2**20
-
-# Median MiB/s per (chunks, codec); contiguous + zlib is not applicable (NaN).
-NAN = np.nan
-WRITE = np.array([[100.0, NAN], [80.0, 40.0], [90.0, 45.0]])
-READ = {
-    "full": np.array([[200.0, NAN], [150.0, 100.0], [180.0, 110.0]]),
-    "spatial": np.array([[30.0, NAN], [20.0, 25.0], [50.0, 60.0]]),
-    "timeseries": np.array([[1.0, NAN], [8.0, 10.0], [2.0, 1.5]]),
-}
-FILE_MIB = np.array([[1.0, NAN], [1.0, 0.4], [1.0, 0.4]])
-
-
-def make_results(**changes: np.ndarray) -> xr.Dataset:
-    """Two swept parameters, three patterns, three repeats; ``changes`` replace medians."""
-    read = {**READ, **{k: v for k, v in changes.items() if k in READ}}
-    write = changes.get("write", WRITE)
-    dims = ("chunks", "codec")
-    status = np.where(np.isnan(FILE_MIB), "not_applicable", "ok").astype(object)
-    effective = np.empty(FILE_MIB.shape, dtype=object)
-    for (i, j), _ in np.ndenumerate(FILE_MIB):
-        level, shuffle = (None, "none") if CODECS[j] == "none" else (4, "byte")
-        effective[i, j] = json.dumps(
-            {
-                "backend": "netcdf4",
-                "chunks": CHUNKS[i],
-                "codec": CODECS[j],
-                "level": level,
-                "shuffle": shuffle,
-                "chunk_cache": 4 * MiB,
-            }
-        )
-    effective[np.isnan(FILE_MIB)] = ""
-    rmed = np.stack([read[p] for p in PATTERNS], axis=-1)
-    return xr.Dataset(
-        {
-            "write_MiBps": ((*dims, "repeat"), write[..., None] * SPREAD, {"units": "MiB/s"}),
-            "read_MiBps": (
-                (*dims, "pattern", "repeat"),
-                rmed[..., None] * SPREAD,
-                {"units": "MiB/s"},
-            ),
-            "file_bytes": (dims, FILE_MIB * MiB, {"units": "bytes"}),
-            "ratio": (dims, 1.0 / FILE_MIB, {"units": "1"}),
-            "status": (dims, status),
-            "error": (dims, np.full(FILE_MIB.shape, "", dtype=object)),
-            "effective": (dims, effective),
-        },
-        coords={"chunks": CHUNKS, "codec": CODECS, "pattern": PATTERNS, "repeat": [0, 1, 2]},
-        attrs={
-            "schema_version": 1,
-            "name": "crafted",
-            "swept": "chunks codec",
-            "backends": "netcdf4",
-            "fixed_parameters": json.dumps({"chunk_cache": 4 * MiB}),
-            "workload": json.dumps(
-                {"shape": {"time": 64, "lat": 64, "lon": 64}, "dtype": "int16", "field": "smooth"}
-            ),
-        },
-    )
 
 
 @pytest.fixture
-def ds() -> xr.Dataset:
-    return make_results()
+def ds(crafted_results) -> xr.Dataset:
+    return crafted_results()
 
 
 def test_known_winner_runner_up_and_baseline(ds: xr.Dataset) -> None:
@@ -103,10 +41,10 @@ def test_known_winner_runner_up_and_baseline(ds: xr.Dataset) -> None:
     assert rec.candidates == 5  # the not-applicable point is no candidate
 
 
-def test_overlapping_spreads_are_within_noise() -> None:
-    ts = READ["timeseries"].copy()
+def test_overlapping_spreads_are_within_noise(crafted_results) -> None:
+    ts = crafted_results.READ["timeseries"].copy()
     ts[1, 0] = 9.8  # runner-up's fastest repeat 10.29 > winner's slowest 9.5
-    rec = recommend(make_results(timeseries=ts), objective="read:timeseries")
+    rec = recommend(crafted_results(timeseries=ts), objective="read:timeseries")
     assert rec.winner.coords == {"chunks": "8x16x16", "codec": "zlib"}
     assert rec.separated is False
     assert "within noise" in rec.separation
@@ -192,7 +130,7 @@ def test_winner_that_is_the_baseline_says_so(ds: xr.Dataset) -> None:
     assert "the winner is the baseline itself" in render_text(rec)
 
 
-def test_mpi_hints_and_stripes_are_exported() -> None:
+def test_mpi_hints_and_stripes_are_exported(crafted_results) -> None:
     hints = {"default": {}, "cb_off": {"romio_cb_write": "disable", "romio_cb_read": "disable"}}
     speed = np.array([50.0, 80.0])[:, None, None] * np.array([1.0, 1.5])[None, :, None]
     effective = np.array(
@@ -204,7 +142,10 @@ def test_mpi_hints_and_stripes_are_exported() -> None:
     ).reshape(2, 1)
     ds = xr.Dataset(
         {
-            "write_MiBps": (("hints", "stripe_count", "repeat"), speed[:, :1] * SPREAD),
+            "write_MiBps": (
+                ("hints", "stripe_count", "repeat"),
+                speed[:, :1] * crafted_results.SPREAD,
+            ),
             "file_bytes": (("hints", "stripe_count"), np.full((2, 1), 1.0 * MiB)),
             "ratio": (("hints", "stripe_count"), np.ones((2, 1))),
             "status": (("hints", "stripe_count"), np.full((2, 1), "ok", dtype=object)),

@@ -23,4 +23,4 @@ def _first_only(self, dest, source_sel=None, dest_sel=None):
 
 
 h5py.Dataset.read_direct = _first_only
-hdf5_rank.serve(sys.argv[-1], hdf5_rank.H5Rank, hdf5_rank.repeat)
+hdf5_rank.serve(sys.argv[-1], hdf5_rank.H5Rank)

@@ -13,10 +13,10 @@ from iotune.errors import VerificationError
 from iotune.mpi.launch import fill_result, find_mpiexec
 from iotune.results.dataset import to_dataset
 from iotune.results.summary import table
-from iotune.run.plan import make_plan
-from iotune.run.records import TrialResult, TrialTask
-from iotune.run.trial import run_trial
 from iotune.spec.parse import parse_spec
+from iotune.trials.plan import make_plan
+from iotune.trials.records import TrialResult, TrialTask
+from iotune.trials.trial import run_trial
 
 
 def _missing() -> str:
@@ -59,7 +59,9 @@ def run(tmp_path, parameters, **kw):
     scratch.mkdir(exist_ok=True)
     done = {}
     for trial in plan.trials:
-        task = TrialTask(trial, sweep.workload, sweep.read, sweep.measure, str(scratch))
+        task = TrialTask(
+            trial, sweep.workload, sweep.read, sweep.measure, str(scratch), sweep.execution.launcher
+        )
         done[trial.id] = run_trial(task)
     return plan, done
 

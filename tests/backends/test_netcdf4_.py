@@ -5,8 +5,8 @@ import xarray as xr
 from iotune.backends import backend_names, get_backend
 from iotune.backends.netcdf4_ import NetCDF4Backend
 from iotune.errors import NotApplicable, UsageError, VerificationError
-from iotune.run.data import Field
 from iotune.spec.model import Workload
+from iotune.trials.data import Field
 
 W = Workload(("time", "y", "x"), (8, 32, 48))
 

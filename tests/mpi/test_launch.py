@@ -9,10 +9,10 @@ from iotune.backends.mpiio import MpiioBackend
 from iotune.cli import main
 from iotune.errors import NotApplicable, SpecError
 from iotune.mpi import launch as mpi
-from iotune.run.data import Field
-from iotune.run.plan import make_plan
 from iotune.spec.model import Workload
 from iotune.spec.parse import parse_spec
+from iotune.trials.data import Field
+from iotune.trials.plan import make_plan
 
 W = Workload(("time", "y", "x"), (6, 10, 14))
 
@@ -80,7 +80,22 @@ def test_launcher_must_say_where_nprocs_goes():
     with pytest.raises(SpecError, match=r"execution.launcher: .*\{nprocs\}"):
         spec({"nprocs": 2}, execution={"launcher": "srun -n 4"})
     sweep = spec({"nprocs": 2}, execution={"launcher": "srun -n {nprocs}"})
-    assert make_plan(sweep).trials[0].params["launcher"] == "srun -n {nprocs}"
+    assert sweep.execution.launcher == "srun -n {nprocs}"
+
+
+def test_the_launcher_is_not_part_of_a_trials_identity():
+    """--resume under another launcher (mpiexec here, srun in the job) re-runs nothing."""
+    ids = {
+        launcher: [t.id for t in make_plan(spec({"nprocs": 2}, **extra)).trials]
+        for launcher, extra in [
+            ("default", {}),
+            ("srun", {"execution": {"launcher": "srun -n {nprocs}"}}),
+            ("mpiexec", {"execution": {"launcher": "mpiexec -n {nprocs} --bind-to core"}}),
+        ]
+    }
+    assert ids["default"] == ids["srun"] == ids["mpiexec"]
+    trial = make_plan(spec({"nprocs": 2}, execution={"launcher": "srun -n {nprocs}"})).trials[0]
+    assert "launcher" not in trial.params
 
 
 def test_a_hint_typo_names_the_field_and_the_close_match():

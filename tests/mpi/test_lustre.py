@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from iotune.errors import LustreError
 from iotune.mpi import lustre
 
 FAKE_LFS = Path(__file__).parents[1] / "fixtures" / "fake-lfs"
@@ -48,7 +49,7 @@ def test_getstripe_output_of_directories_and_files_parses(text):
 
 
 def test_getstripe_output_without_a_count_is_an_error():
-    with pytest.raises(lustre.LustreError, match="cannot read a stripe count"):
+    with pytest.raises(LustreError, match="cannot read a stripe count"):
         lustre.parse_getstripe("lfs: something else\n")
 
 
@@ -74,7 +75,7 @@ def test_prepare_stripes_a_fresh_empty_directory_before_any_file(tmp_path, fake_
 
 
 def test_lfs_refusals_are_reported_with_its_message(tmp_path, fake_lfs):
-    with pytest.raises(lustre.LustreError, match="multiple of 65536"):
+    with pytest.raises(LustreError, match="multiple of 65536"):
         lustre.setstripe(tmp_path, count=2, size=1000)
 
 
@@ -95,5 +96,5 @@ def test_without_stripe_settings_nothing_is_requested(tmp_path, fake_lfs):
 
 def test_lustre_without_lfs_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(lustre.LustreError, match="'lfs' is not on PATH"):
+    with pytest.raises(LustreError, match="'lfs' is not on PATH"):
         lustre.prepare(tmp_path / "d", count=2, size=None, fs="lustre")

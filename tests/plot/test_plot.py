@@ -15,68 +15,10 @@ from matplotlib.figure import Figure
 from iotune.errors import ResultsError
 from iotune.plot import all_figures, size_vs_throughput, throughput
 
-CHUNKS = ["contiguous", "auto", "64x32x32"]
-CODECS = ["none", "zlib", "blosc-lz4", "zstd"]
-CACHES = [2**20, 64 * 2**20]
-PATTERNS = ["full", "spatial", "timeseries"]
-MiB = 2**20
-
-# Throughput is the product of one factor per setting, so the winner is known:
-# 64x32x32 / none / 64MiB.  Repeats are 0.9x and 1.1x the value, so the median is the value.
-CHUNK_SPEED = np.array([100.0, 200.0, 300.0])
-CODEC_SPEED = np.array([1.0, 0.3, 0.9, 0.5])
-CACHE_SPEED = np.array([1.0, 1.2])
-PATTERN_SPEED = np.array([2.0, 1.0, 0.5])
-# Stored size depends on the codec only.  At 64x32x32 / 64MiB: none (100 MiB, 360 MiB/s),
-# blosc-lz4 (40, 324) and zstd (20, 180) are Pareto-optimal; zlib (25, 108) is dominated by zstd.
-CODEC_MIB = np.array([100.0, 25.0, 40.0, 20.0])
-FRONTIER = {(20.0, 180.0), (40.0, 324.0), (100.0, 360.0)}
-FAILED = {"chunks": "contiguous", "codec": "zstd", "chunk_cache": 2**20}
-
-
-def make_results() -> xr.Dataset:
-    speed = CHUNK_SPEED[:, None, None] * CODEC_SPEED[None, :, None] * CACHE_SPEED[None, None, :]
-    spread = np.array([0.9, 1.1])
-    write = speed[..., None] * spread
-    read = speed[..., None, None] * PATTERN_SPEED[:, None] * spread
-    file_bytes = np.broadcast_to(CODEC_MIB[None, :, None] * MiB, speed.shape).copy()
-    params = ("chunks", "codec", "chunk_cache")
-    ds = xr.Dataset(
-        {
-            "write_MiBps": (
-                (*params, "repeat"),
-                write,
-                {"units": "MiB/s", "long_name": "write throughput"},
-            ),
-            "read_MiBps": (
-                (*params, "pattern", "repeat"),
-                read,
-                {"units": "MiB/s", "long_name": "read throughput"},
-            ),
-            "file_bytes": (params, file_bytes, {"units": "bytes", "long_name": "stored size"}),
-            "ratio": (params, 100 * MiB / file_bytes, {"units": "1", "long_name": "ratio"}),
-            "status": (params, np.full(speed.shape, "ok", dtype=object)),
-            "error": (params, np.full(speed.shape, "", dtype=object)),
-        },
-        coords={
-            "chunks": CHUNKS,
-            "codec": CODECS,
-            "chunk_cache": ("chunk_cache", np.array(CACHES, dtype=np.int64), {"units": "bytes"}),
-            "pattern": PATTERNS,
-            "repeat": [0, 1],
-        },
-        attrs={"name": "demo-sweep", "schema_version": 1, "swept": " ".join(params)},
-    )
-    for var in ("write_MiBps", "read_MiBps", "file_bytes", "ratio"):
-        ds[var].loc[FAILED] = np.nan
-    ds["status"].loc[FAILED] = "failed"
-    ds["error"].loc[FAILED] = "RuntimeError: boom"
-    return ds
-
 
 @pytest.fixture
-def ds() -> xr.Dataset:
-    return make_results()
+def ds(product_results) -> xr.Dataset:
+    return product_results()
 
 
 def tick_labels(ax) -> list[str]:
@@ -92,21 +34,21 @@ def test_import_does_not_load_matplotlib() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_write_throughput_layout(ds: xr.Dataset) -> None:
+def test_write_throughput_layout(ds: xr.Dataset, product_results) -> None:
     fig = throughput(ds)
     assert isinstance(fig, Figure)
     # chunks on x, codec as hue, one panel per chunk_cache value.
-    assert len(fig.axes) == len(CACHES)
+    assert len(fig.axes) == len(product_results.CACHES)
     assert [ax.get_title() for ax in fig.axes] == ["chunk_cache=1MiB", "chunk_cache=64MiB"]
     for ax in fig.axes:
-        assert tick_labels(ax) == CHUNKS
+        assert tick_labels(ax) == product_results.CHUNKS
         assert ax.get_xlabel() == "chunks"
         assert ax.get_yscale() == "linear"
     assert "MiB/s" in fig.axes[0].get_ylabel()
     assert "write" in fig.axes[0].get_ylabel()
     (legend,) = fig.legends
     assert legend.get_title().get_text() == "codec"
-    assert [t.get_text() for t in legend.get_texts()] == CODECS
+    assert [t.get_text() for t in legend.get_texts()] == product_results.CODECS
     title = fig.get_suptitle()
     assert "demo-sweep" in title
     assert "write" in title
@@ -131,7 +73,7 @@ def test_failed_point_is_missing(ds: xr.Dataset) -> None:
     assert np.isfinite(zstd[1:]).all()
 
 
-def test_read_needs_a_known_pattern(ds: xr.Dataset) -> None:
+def test_read_needs_a_known_pattern(ds: xr.Dataset, product_results) -> None:
     with pytest.raises(ResultsError, match="pattern"):
         throughput(ds, metric="read")
     with pytest.raises(ResultsError, match="pattern"):
@@ -142,12 +84,12 @@ def test_read_needs_a_known_pattern(ds: xr.Dataset) -> None:
     assert "spatial" in fig.get_suptitle()
     assert "read" in fig.axes[0].get_ylabel()
     winner = errorbars(fig.axes[1])["none"].lines[0].get_ydata()
-    assert np.isclose(np.nanmax(winner), 360.0 * PATTERN_SPEED[1])
+    assert np.isclose(np.nanmax(winner), 360.0 * product_results.PATTERN_SPEED[1])
 
 
-def test_byte_values_on_x_get_human_labels(ds: xr.Dataset) -> None:
+def test_byte_values_on_x_get_human_labels(ds: xr.Dataset, product_results) -> None:
     fig = throughput(ds, x="chunk_cache", hue="codec")
-    assert len(fig.axes) == len(CHUNKS)
+    assert len(fig.axes) == len(product_results.CHUNKS)
     assert tick_labels(fig.axes[0]) == ["1MiB", "64MiB"]
     assert fig.axes[0].get_title() == "chunks=contiguous"
 
@@ -186,7 +128,7 @@ def test_all_nan_panel_says_so(ds: xr.Dataset) -> None:
     assert not fig.axes[1].texts
 
 
-def test_size_vs_throughput_marks_the_pareto_frontier(ds: xr.Dataset) -> None:
+def test_size_vs_throughput_marks_the_pareto_frontier(ds: xr.Dataset, product_results) -> None:
     fig = size_vs_throughput(ds)
     ax = fig.axes[0]
     assert "MiB" in ax.get_xlabel()
@@ -194,10 +136,10 @@ def test_size_vs_throughput_marks_the_pareto_frontier(ds: xr.Dataset) -> None:
     (frontier,) = [line for line in ax.get_lines() if line.get_label() == "Pareto frontier"]
     assert frontier.get_drawstyle() == "steps-post"
     points = set(zip(*(np.round(a, 6).tolist() for a in frontier.get_data()), strict=True))
-    assert points == FRONTIER
+    assert points == product_results.FRONTIER
     # 24 grid points, one failed; the frontier's own highlight ring is not a data point.
     scattered = [c for c in ax.collections if isinstance(c, PathCollection)]
-    n_points = sum(len(c.get_offsets()) for c in scattered) - len(FRONTIER)
+    n_points = sum(len(c.get_offsets()) for c in scattered) - len(product_results.FRONTIER)
     assert n_points == 23
     assert [lg.get_title().get_text() for lg in fig.legends] == ["codec", "chunks"]
     assert any("64x32x32 / none / 64MiB" in t.get_text() for t in ax.texts)
@@ -236,11 +178,11 @@ def test_write_only_results_have_no_read_figures(ds: xr.Dataset) -> None:
     assert list(figures) == ["write", "heatmap-write", "size-vs-write"]
 
 
-def test_one_swept_parameter(ds: xr.Dataset) -> None:
+def test_one_swept_parameter(ds: xr.Dataset, product_results) -> None:
     one = ds.sel(chunks="auto", chunk_cache=2**20, drop=True).assign_attrs(swept="codec")
     fig = throughput(one)
     (ax,) = fig.axes
-    assert tick_labels(ax) == CODECS
+    assert tick_labels(ax) == product_results.CODECS
     assert not fig.legends
     assert len(errorbars(ax)) == 1
     assert set(all_figures(one)) >= {"write", "read-full", "size-vs-write", "heatmap-read"}
@@ -260,10 +202,10 @@ def test_nothing_swept_draws_a_bar(ds: xr.Dataset) -> None:
     assert len(all_figures(single)) == 8  # no heatmaps: nothing was swept
 
 
-def test_missing_swept_attribute_falls_back_to_dims(ds: xr.Dataset) -> None:
+def test_missing_swept_attribute_falls_back_to_dims(ds: xr.Dataset, product_results) -> None:
     del ds.attrs["swept"]
     fig = throughput(ds)
-    assert len(fig.axes) == len(CACHES)
+    assert len(fig.axes) == len(product_results.CACHES)
     assert fig.legends[0].get_title().get_text() == "codec"
 
 

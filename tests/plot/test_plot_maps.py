@@ -12,15 +12,14 @@ from matplotlib.image import AxesImage
 
 from iotune.errors import ResultsError
 from iotune.plot import all_figures, fraction_of_limit, heatmap, notes
-from iotune.run.calibrate import attach_limit
-from tests.plot.test_plot import CACHES, CHUNKS, CODECS, PATTERN_SPEED, PATTERNS, make_results
+from iotune.trials.calibrate import attach_limit
 
 LIMIT = {"write_MiBps": 400.0, "read_MiBps": 800.0}
 
 
 @pytest.fixture
-def ds() -> xr.Dataset:
-    return make_results()
+def ds(product_results) -> xr.Dataset:
+    return product_results()
 
 
 def image(ax) -> np.ma.MaskedArray:
@@ -36,27 +35,29 @@ def colorbars(fig) -> list:
     return [ax for ax in fig.axes if ax.get_label() == "<colorbar>"]
 
 
-def test_read_heatmap_has_a_panel_per_pattern(ds: xr.Dataset) -> None:
+def test_read_heatmap_has_a_panel_per_pattern(ds: xr.Dataset, product_results) -> None:
     fig = heatmap(ds)
     axes = data_axes(fig)
-    assert [ax.get_title() for ax in axes] == [f"read: {p} pattern" for p in PATTERNS]
+    assert [ax.get_title() for ax in axes] == [
+        f"read: {p} pattern" for p in product_results.PATTERNS
+    ]
     for ax in axes:
         assert ax.get_xlabel() == "chunks" and ax.get_ylabel() == "codec"
-        assert [t.get_text() for t in ax.get_xticklabels()] == CHUNKS
-        assert [t.get_text() for t in ax.get_yticklabels()] == CODECS
-    assert len(colorbars(fig)) == len(PATTERNS)
+        assert [t.get_text() for t in ax.get_xticklabels()] == product_results.CHUNKS
+        assert [t.get_text() for t in ax.get_yticklabels()] == product_results.CODECS
+    assert len(colorbars(fig)) == len(product_results.PATTERNS)
     for bar in colorbars(fig):
         assert bar.get_ylabel() == "median read throughput (MiB/s)"
     assert "best over chunk_cache" in fig.get_suptitle()
 
 
-def test_heatmap_cells_are_the_best_medians(ds: xr.Dataset) -> None:
+def test_heatmap_cells_are_the_best_medians(ds: xr.Dataset, product_results) -> None:
     fig = heatmap(ds)
     full = image(data_axes(fig)[0])
     # rows codec, columns chunks; best over chunk_cache is the 64MiB cache (x1.2)
-    assert full.shape == (len(CODECS), len(CHUNKS))
-    assert full[0, 2] == pytest.approx(300.0 * 1.0 * 1.2 * PATTERN_SPEED[0])
-    assert full[1, 0] == pytest.approx(100.0 * 0.3 * 1.2 * PATTERN_SPEED[0])
+    assert full.shape == (len(product_results.CODECS), len(product_results.CHUNKS))
+    assert full[0, 2] == pytest.approx(300.0 * 1.0 * 1.2 * product_results.PATTERN_SPEED[0])
+    assert full[1, 0] == pytest.approx(100.0 * 0.3 * 1.2 * product_results.PATTERN_SPEED[0])
     median = image(data_axes(heatmap(ds, reduce="median"))[0])
     # contiguous / zstd failed at 1MiB, so its median over caches is the 64MiB value
     assert median[3, 0] == pytest.approx(100.0 * 0.5 * 1.2 * 2.0)
@@ -95,19 +96,19 @@ def test_heatmap_refuses_bad_requests(ds: xr.Dataset) -> None:
         heatmap(single.assign_attrs(swept=""))
 
 
-def test_one_swept_parameter_is_one_row(ds: xr.Dataset) -> None:
+def test_one_swept_parameter_is_one_row(ds: xr.Dataset, product_results) -> None:
     one = ds.sel(chunks="auto", chunk_cache=2**20, drop=True).assign_attrs(swept="codec")
     ax = data_axes(heatmap(one, metric="write"))[0]
-    assert image(ax).shape == (1, len(CODECS))
+    assert image(ax).shape == (1, len(product_results.CODECS))
     assert ax.get_xlabel() == "codec"
 
 
-def test_fraction_of_limit_figure(ds: xr.Dataset) -> None:
+def test_fraction_of_limit_figure(ds: xr.Dataset, product_results) -> None:
     fig = fraction_of_limit(attach_limit(ds, LIMIT))
     (ax,) = fig.axes
     assert [t.get_text() for t in ax.get_xticklabels()] == [
         "write",
-        *(f"read:{p}" for p in PATTERNS),
+        *(f"read:{p}" for p in product_results.PATTERNS),
     ]
     assert ax.get_ylabel() == "throughput / device limit (1 = calibrated bandwidth)"
     assert ax.get_xlabel() == "operation"
@@ -121,7 +122,7 @@ def test_fraction_of_limit_figure(ds: xr.Dataset) -> None:
     assert max(columns[3][:, 1]) == pytest.approx(360.0 * 0.5 / 800.0)
     assert all(-0.5 < x < 0.5 for x in columns[0][:, 0])
     assert fig.legends[0].get_title().get_text() == "codec"
-    assert len(fig.legends[0].get_texts()) == len(CODECS)
+    assert len(fig.legends[0].get_texts()) == len(product_results.CODECS)
 
 
 def test_without_a_limit_the_figure_is_skipped_with_a_note(ds: xr.Dataset) -> None:
@@ -136,12 +137,12 @@ def test_without_a_limit_the_figure_is_skipped_with_a_note(ds: xr.Dataset) -> No
 
 
 def test_cli_plot_writes_the_four_kinds(
-    ds: xr.Dataset, tmp_path: Path, capsys: pytest.CaptureFixture
+    ds: xr.Dataset, tmp_path: Path, capsys: pytest.CaptureFixture, product_results
 ) -> None:
     from iotune.cli import main
     from iotune.results.dataset import save
 
-    small = ds.sel(chunk_cache=[CACHES[1]], pattern=["timeseries"])
+    small = ds.sel(chunk_cache=[product_results.CACHES[1]], pattern=["timeseries"])
     save(attach_limit(small, LIMIT), tmp_path / "results.nc")
     assert main(["plot", str(tmp_path / "results.nc")]) == 0
     names = {p.stem for p in tmp_path.glob("*.png")}

@@ -6,9 +6,9 @@ import xarray as xr
 
 from iotune.errors import ResultsError
 from iotune.results.dataset import SCHEMA_VERSION, open_results, save, to_dataset
-from iotune.run.plan import make_plan
-from iotune.run.records import TrialResult
 from iotune.spec.parse import load_spec_text
+from iotune.trials.plan import make_plan
+from iotune.trials.records import TrialResult
 
 SPEC = """
 version: 1

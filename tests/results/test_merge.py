@@ -4,45 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
-from iotune.api import load_spec
 from iotune.cli import main
 from iotune.errors import ResultsError
-from iotune.results.dataset import open_results, save, to_dataset
+from iotune.results.dataset import open_results, save
 from iotune.results.merge import merge
-from iotune.run.plan import make_plan
-
-QUICK = Path(__file__).resolve().parents[2] / "sweeps" / "quick.yaml"
-SMALL = {
-    "workload.shape": {"time": 16, "y": 64, "x": 64},
-    "parameters.chunks": [[16, 16, 16], [1, 64, 64]],
-    "parameters.codec": ["none", "zlib"],
-    "read.spatial": {"time": 4, "y": 32, "x": 32},
-}
 
 
-def fake_results(overrides: dict[str, Any] | None = None, *, seed: int = 0, **attrs: Any):
-    """A results Dataset of the real schema with made-up numbers (no file system work).
-
-    ``quick.yaml`` at a small size, changed by ``overrides``; every applicable point is
-    ``ok`` with throughputs drawn from ``seed``.
-    """
-    sweep = load_spec(QUICK, overrides={**SMALL, **(overrides or {})})
-    ds = to_dataset(make_plan(sweep), {}, provenance={"host": f"host{seed}"})
-    rng = np.random.default_rng(seed)
-    ok = ds["status"] == "pending"
-    ds["status"] = ds["status"].where(~ok, "ok")
-    for name in ("write_MiBps", "read_MiBps", "write_s", "read_s", "ratio", "file_bytes"):
-        ds[name] = ds[name].copy(data=rng.uniform(1, 1000, ds[name].shape)).where(ok)
-    ds.attrs.update(attrs)
-    return ds
-
-
-def test_union_of_coordinates_and_a_fixed_parameter_becomes_a_dimension() -> None:
+def test_union_of_coordinates_and_a_fixed_parameter_becomes_a_dimension(fake_results) -> None:
     a = fake_results({"parameters.chunk_cache": "1MiB"}, seed=1)
     b = fake_results(
         {"parameters.codec": ["zlib", "bzip2"], "parameters.chunk_cache": ["1MiB", "64MiB"]},
@@ -64,7 +36,7 @@ def test_union_of_coordinates_and_a_fixed_parameter_becomes_a_dimension() -> Non
     assert np.isnan(m["write_MiBps"].sel(codec="none", chunk_cache=64 * 2**20)).all()
 
 
-def test_a_measured_point_fills_one_that_failed_first() -> None:
+def test_a_measured_point_fills_one_that_failed_first(fake_results) -> None:
     a = fake_results(seed=1)
     a["status"].loc[{"codec": "zlib"}] = "failed"
     a["write_MiBps"].loc[{"codec": "zlib"}] = np.nan
@@ -76,7 +48,7 @@ def test_a_measured_point_fills_one_that_failed_first() -> None:
     same(m["write_MiBps"].sel(codec="none"), a["write_MiBps"].sel(codec="none"))
 
 
-def test_provenance_of_every_input_is_kept() -> None:
+def test_provenance_of_every_input_is_kept(fake_results) -> None:
     m = merge([fake_results(seed=1), fake_results({"parameters.codec": ["bzip2"]}, seed=2)])
     sources = json.loads(m.attrs["merged_from"])
     assert [s["provenance_host"] for s in sources] == ["host1", "host2"]
@@ -85,7 +57,7 @@ def test_provenance_of_every_input_is_kept() -> None:
     assert json.loads(m.attrs["workload"])["shape"] == {"time": 16, "y": 64, "x": 64}
 
 
-def test_backends_become_a_dimension() -> None:
+def test_backends_become_a_dimension(fake_results) -> None:
     a = fake_results(seed=1)
     b = fake_results({"backend": "h5py"}, seed=2)
     m = merge([a, b])
@@ -94,7 +66,7 @@ def test_backends_become_a_dimension() -> None:
     assert m.attrs["backends"] == "netcdf4 h5py"
 
 
-def test_different_workloads_are_refused_naming_the_field() -> None:
+def test_different_workloads_are_refused_naming_the_field(fake_results) -> None:
     a = fake_results()
     b = fake_results({"workload.shape.time": 8, "parameters.chunks": [[8, 16, 16]]})
     with pytest.raises(ResultsError) as err:
@@ -104,24 +76,24 @@ def test_different_workloads_are_refused_naming_the_field() -> None:
     assert "\n" not in message
 
 
-def test_different_cache_modes_are_refused() -> None:
+def test_different_cache_modes_are_refused(fake_results) -> None:
     with pytest.raises(ResultsError, match=r"measure\.cache differs \('cold' in input 1"):
         merge([fake_results(), fake_results({"measure.cache": "warm"})])
 
 
-def test_a_parameter_unset_in_one_input_is_refused() -> None:
+def test_a_parameter_unset_in_one_input_is_refused(fake_results) -> None:
     a = fake_results({"parameters.chunk_cache": None})
     b = fake_results({"parameters.chunk_cache": ["1MiB", "64MiB"]})
     with pytest.raises(ResultsError, match="'chunk_cache' is swept in another input but not set"):
         merge([a, b])
 
 
-def test_one_input_is_refused() -> None:
+def test_one_input_is_refused(fake_results) -> None:
     with pytest.raises(ResultsError, match="at least two"):
         merge([fake_results()])
 
 
-def test_cli_merges_files_and_the_result_opens(tmp_path: Path, capsys) -> None:
+def test_cli_merges_files_and_the_result_opens(tmp_path: Path, capsys, fake_results) -> None:
     a, b = tmp_path / "a.nc", tmp_path / "b" / "results.nc"
     save(fake_results(seed=1), a)
     save(fake_results({"parameters.codec": ["bzip2"]}, seed=2), b)
@@ -133,7 +105,7 @@ def test_cli_merges_files_and_the_result_opens(tmp_path: Path, capsys) -> None:
     assert json.loads(ds.attrs["merged_from"])[0]["source"] == str(a)
 
 
-def test_cli_refuses_different_workloads_with_exit_2(tmp_path: Path, capsys) -> None:
+def test_cli_refuses_different_workloads_with_exit_2(tmp_path: Path, capsys, fake_results) -> None:
     a, b = tmp_path / "a.nc", tmp_path / "b.nc"
     save(fake_results(), a)
     save(fake_results({"workload.dtype": "float32"}), b)

@@ -9,12 +9,12 @@ import pytest
 import yaml
 
 from iotune.errors import SpecError, UsageError
-from iotune.spec.model import MeasureSpec, ReadSpec, Sweep
-from iotune.spec.model import Parameter
+from iotune.spec.model import MeasureSpec, Parameter, ReadSpec, Sweep
 from iotune.spec.parse import load_spec, load_spec_text, parse_spec
-from tests.specs import DELETE, MINIMAL, changed, minimal
 
 SHAPE = {"time": 16, "y": 32, "x": 32}
+#: a value for ``changed_spec`` that deletes the key instead of setting it
+DELETE = ...
 
 
 def make(**sections: Any) -> Sweep:
@@ -53,11 +53,11 @@ def test_defaults():
     assert sweep.execution.executor == "serial"
 
 
-def test_minimal_fixture(tmp_path):
-    sweep = load_spec(MINIMAL)
+def test_minimal_fixture(tmp_path, minimal_path):
+    sweep = load_spec(minimal_path)
     assert sweep.name == "minimal"
-    assert sweep.source == str(MINIMAL)
-    assert sweep.text == MINIMAL.read_text()
+    assert sweep.source == str(minimal_path)
+    assert sweep.text == minimal_path.read_text()
     assert sweep.workload.shape == (16, 32, 32)
     assert [p.name for p in sweep.swept] == ["chunks", "codec"]
     assert sweep.read.patterns == ("full", "spatial")
@@ -71,13 +71,13 @@ def test_name_defaults_to_file_stem(tmp_path):
     assert load_spec(path).name == "my-sweep"
 
 
-def test_load_spec_text_equals_parse_spec():
-    text = MINIMAL.read_text()
+def test_load_spec_text_equals_parse_spec(minimal_path):
+    text = minimal_path.read_text()
     assert load_spec_text(text) == parse_spec(yaml.safe_load(text))
 
 
-def test_text_and_source_do_not_affect_equality():
-    data = minimal()
+def test_text_and_source_do_not_affect_equality(minimal_spec):
+    data = minimal_spec()
     assert parse_spec(data, text="a", source="a.yaml") == parse_spec(data, text="b")
 
 
@@ -102,14 +102,14 @@ def test_workload_nbytes(dtype, itemsize):
         pytest.param(lambda s: s.execution, "executor", id="execution"),
     ],
 )
-def test_frozen(target, attribute):
-    obj = target(load_spec(MINIMAL))
+def test_frozen(target, attribute, minimal_path):
+    obj = target(load_spec(minimal_path))
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(obj, attribute, None)
 
 
-def test_collections_are_tuples():
-    sweep = load_spec(MINIMAL)
+def test_collections_are_tuples(minimal_path):
+    sweep = load_spec(minimal_path)
     assert isinstance(sweep.parameters, tuple)
     assert all(isinstance(p.values, tuple) for p in sweep.parameters)
     assert isinstance(sweep.workload.shape, tuple)
@@ -224,8 +224,8 @@ def test_level_without_compressing_codec_is_not_range_checked():
 # --- digest -----------------------------------------------------------------
 
 
-def test_digest_is_stable():
-    one, two = load_spec(MINIMAL).digest(), load_spec(MINIMAL).digest()
+def test_digest_is_stable(minimal_path):
+    one, two = load_spec(minimal_path).digest(), load_spec(minimal_path).digest()
     assert one == two
     assert len(one) == 16
     int(one, 16)
@@ -238,8 +238,8 @@ def test_digest_is_stable():
         pytest.param({"description": "another description"}, id="description"),
     ],
 )
-def test_digest_ignores_labels(changes):
-    assert parse_spec(changed(changes)).digest() == load_spec(MINIMAL).digest()
+def test_digest_ignores_labels(changes, minimal_path, changed_spec):
+    assert parse_spec(changed_spec(changes)).digest() == load_spec(minimal_path).digest()
 
 
 @pytest.mark.parametrize(
@@ -256,18 +256,18 @@ def test_digest_ignores_labels(changes):
         pytest.param({"measure.repeats": 2}, id="repeats"),
     ],
 )
-def test_digest_changes_with_what_is_measured(changes):
-    assert parse_spec(changed(changes)).digest() != load_spec(MINIMAL).digest()
+def test_digest_changes_with_what_is_measured(changes, minimal_path, changed_spec):
+    assert parse_spec(changed_spec(changes)).digest() != load_spec(minimal_path).digest()
 
 
 # --- errors -----------------------------------------------------------------
 
 
-def test_spec_error_is_a_value_error_with_field():
+def test_spec_error_is_a_value_error_with_field(changed_spec):
     assert issubclass(SpecError, ValueError)
     assert issubclass(SpecError, UsageError)
     with pytest.raises(ValueError) as info:
-        parse_spec(changed({"parameters.codec": ["none", "lzma"]}))
+        parse_spec(changed_spec({"parameters.codec": ["none", "lzma"]}))
     err = info.value
     assert isinstance(err, SpecError)
     assert err.field == "parameters.codec[1]"
@@ -276,9 +276,9 @@ def test_spec_error_is_a_value_error_with_field():
     assert str(err) == f"parameters.codec[1]: {err.message}"
 
 
-def test_spec_error_names_the_file(tmp_path):
+def test_spec_error_names_the_file(tmp_path, changed_spec):
     path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump(changed({"measure.cache": "hot"})))
+    path.write_text(yaml.safe_dump(changed_spec({"measure.cache": "hot"})))
     with pytest.raises(SpecError) as info:
         load_spec(path)
     assert info.value.source == str(path)
@@ -414,9 +414,9 @@ def test_malformed_yaml_names_the_line():
         ),
     ],
 )
-def test_broken_spec_names_the_field(changes, field, words):
+def test_broken_spec_names_the_field(changes, field, words, changed_spec):
     with pytest.raises(SpecError) as info:
-        parse_spec(changed(changes))
+        parse_spec(changed_spec(changes))
     assert info.value.field == field
     for word in words:
         assert word in info.value.message
@@ -435,27 +435,27 @@ def test_top_level_not_a_mapping(data):
 # --- once bugs, now fixed --------------------------------------------------
 
 
-def test_workload_shape_scalar_is_a_spec_error():
+def test_workload_shape_scalar_is_a_spec_error(changed_spec):
     with pytest.raises(SpecError) as info:
-        parse_spec(changed({"workload.shape": 64}))
+        parse_spec(changed_spec({"workload.shape": 64}))
     assert info.value.field == "workload.shape"
 
 
-def test_duplicate_read_pattern_is_rejected():
+def test_duplicate_read_pattern_is_rejected(changed_spec):
     with pytest.raises(SpecError) as info:
-        parse_spec(changed({"read.patterns": ["full", "full"]}))
+        parse_spec(changed_spec({"read.patterns": ["full", "full"]}))
     assert info.value.field == "read.patterns"
 
 
-def test_duplicate_backend_is_rejected():
+def test_duplicate_backend_is_rejected(changed_spec):
     with pytest.raises(SpecError) as info:
-        parse_spec(changed({"backend": ["netcdf4", "netcdf4"]}))
+        parse_spec(changed_spec({"backend": ["netcdf4", "netcdf4"]}))
     assert info.value.field == "backend"
 
 
-def test_version_true_is_rejected():
+def test_version_true_is_rejected(changed_spec):
     with pytest.raises(SpecError) as info:
-        parse_spec(changed({"version": True}))
+        parse_spec(changed_spec({"version": True}))
     assert info.value.field == "version"
 
 

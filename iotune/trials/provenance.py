@@ -36,7 +36,8 @@ def mount_of(path: Path) -> dict[str, str]:
         left, _, right = line.partition(" - ")
         mount = left.split()[4].replace("\\040", " ")
         inside = target == mount or target.startswith(mount.rstrip("/") + "/")
-        if inside and len(mount) > length:
+        # >=: of mounts stacked on one directory the last listed is the visible one
+        if inside and len(mount) >= length:
             fs_type, device = [*right.split(), "", ""][:2]
             best = {"fs_type": fs_type, "mount": mount, "device": device}
             length = len(mount)
@@ -85,7 +86,7 @@ def _reporting_params(sysfs: Path) -> list[str]:
 
 
 def git_commit() -> str:
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the whole package, not this folder
     try:
         out = subprocess.run(
             ["git", "-C", str(here), "rev-parse", "HEAD"],

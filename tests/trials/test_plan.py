@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from iotune.errors import UsageError
-from iotune.run.plan import MAX_TRIALS, Plan, grid_size, make_plan, trial_id
 from iotune.spec.model import Sweep
 from iotune.spec.parse import load_spec, parse_spec
+from iotune.trials.plan import MAX_TRIALS, Plan, grid_size, make_plan, trial_id
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = ROOT / "sweeps" / "quick.yaml"

@@ -4,8 +4,8 @@ import numcodecs
 import numpy as np
 import pytest
 
-from iotune.run.data import Field, slab_length
 from iotune.spec.model import Workload
+from iotune.trials.data import Field, slab_length
 
 
 def workload(shape=(32, 128, 128), **kw) -> Workload:

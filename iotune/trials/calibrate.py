@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.errors import UsageError
-from iotune.run import measure
-from iotune.run.provenance import free_page_reporting, mount_of
+from iotune.trials import measure
+from iotune.trials.provenance import free_page_reporting, mount_of
 from iotune.units import format_size, parse_size
 
 if TYPE_CHECKING:

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from iotune.errors import SpecError
-from iotune.run.access import delivered_bytes, selections
-from iotune.run.data import slab_length
 from iotune.spec.model import ReadSpec, Workload
 from iotune.spec.parse import parse_read, parse_spec
+from iotune.trials.access import delivered_bytes, selections
+from iotune.trials.data import slab_length
 
 W = Workload(("time", "y", "x"), (16, 64, 48))
 DEFAULT = ReadSpec()

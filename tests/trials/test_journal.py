@@ -3,8 +3,8 @@ import json
 import pytest
 
 from iotune.errors import LockError, ResultsError
-from iotune.run.journal import DirectoryLock, Journal
-from iotune.run.records import TrialResult
+from iotune.trials.journal import DirectoryLock, Journal
+from iotune.trials.records import TrialResult
 
 
 def result(i: str) -> TrialResult:

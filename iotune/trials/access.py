@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotune.backends.base import Selection
-from iotune.run.data import slab_length
 from iotune.spec.model import ReadSpec, Workload
+from iotune.trials.data import slab_length
 
 SPATIAL_DEFAULT = {"first": 4, "fraction": 0.5}
+
+
+#: what a reader is asked for: an index per dimension
+Selection = tuple[slice | int, ...]
 
 
 def selections(

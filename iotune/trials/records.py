@@ -40,6 +40,8 @@ class TrialTask:
     read: ReadSpec
     measure: MeasureSpec
     scratch: str
+    #: how MPI trials start ("srun -n {nprocs}"); an execution setting, not part of the id
+    launcher: str | None = None
 
 
 @dataclass

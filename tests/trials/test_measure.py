@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from iotune.run import measure
+from iotune.trials import measure
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_stopwatch_accumulates_wall_and_cpu():
 
 
 def test_open_files_under_lists_what_this_process_still_holds(tmp_path):
-    from iotune.run.measure import open_files_under
+    from iotune.trials.measure import open_files_under
 
     inside, outside = tmp_path / "in", tmp_path.parent / f"{tmp_path.name}-out.bin"
     inside.mkdir()

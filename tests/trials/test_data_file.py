@@ -13,11 +13,11 @@ import xarray as xr
 import yaml
 
 from iotune.errors import SpecError
-from iotune.run.data import Field
-from iotune.run.plan import make_plan
-from iotune.run.records import TrialTask
-from iotune.run.trial import run_trial
 from iotune.spec.parse import load_spec, parse_spec
+from iotune.trials.data import Field
+from iotune.trials.plan import make_plan
+from iotune.trials.records import TrialTask
+from iotune.trials.trial import run_trial
 
 T, LAT, LON = 6, 5, 7
 

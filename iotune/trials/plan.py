@@ -18,8 +18,8 @@ from typing import Any
 
 from iotune.backends import get_backend
 from iotune.errors import NotApplicable, UsageError
-from iotune.run.records import Trial
 from iotune.spec.model import GENERIC_PARAMETERS, Sweep
+from iotune.trials.records import Trial
 
 MAX_TRIALS = 10_000
 
@@ -100,8 +100,6 @@ def _resolve(backend: str, given: dict[str, Any], sweep: Sweep):
     own = {k: v for k, v in given.items() if k in cls.parameters}
     if "hints" in own:  # swept by name; the backend needs the set's keys and values
         own["hint_values"] = dict(sweep.hints.get(own["hints"], {}))
-    if cls.launches(own) and sweep.execution.launcher:
-        own["launcher"] = sweep.execution.launcher
     generic = {k: v for k, v in given.items() if k in GENERIC_PARAMETERS}
     foreign = [
         f"{k} does not apply to {backend}"

@@ -2,7 +2,7 @@
 
 Contention changes results drastically, so iotune measures it deliberately
 instead of letting it leak into other trials.  The trial's process starts N
-child processes (``python -m iotune.run.concurrent``; plain subprocesses, so it
+child processes (``python -m iotune.trials.concurrent``; plain subprocesses, so it
 works inside daemonic dask workers too).  Each child prepares everything
 outside the timed span (library import, data generation into the slab cache),
 reports ready, then waits for a command on stdin; the parent releases all of
@@ -24,20 +24,18 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
-from iotune.errors import IotuneError
-
-if TYPE_CHECKING:
-    from iotune.run.records import TrialResult, TrialTask
+from iotune.backends import get_backend
+from iotune.backends.base import SlabBackend
+from iotune.errors import ConcurrencyError, one_line
+from iotune.trials import steps
+from iotune.trials.data import Field, slab_length
+from iotune.trials.records import TrialResult, TrialTask
 
 MiB = 2**20
 #: generous: a child only ever waits for its own I/O or for its siblings
 TIMEOUT_S = 3600.0
-
-
-class ConcurrencyError(IotuneError):
-    """A concurrent writer or reader failed; the message carries its reason."""
 
 
 def run_concurrent(task: TrialTask, workdir: Path, result: TrialResult, nprocs: int) -> None:
@@ -48,8 +46,6 @@ def run_concurrent(task: TrialTask, workdir: Path, result: TrialResult, nprocs: 
     ConcurrencyError
         A child failed or died; its own message is included.
     """
-    from iotune.run.trial import prepare_cache
-
     children = [_start(task, workdir / f"p{k}", k) for k in range(nprocs)]
     try:
         _gather(children, "ready")
@@ -60,7 +56,7 @@ def run_concurrent(task: TrialTask, workdir: Path, result: TrialResult, nprocs: 
             result.stored = writes[0]["stored"]
             files = [Path(f) for w in writes for f in w["files"]]
             for pattern in task.read.patterns:
-                cache, fraction = prepare_cache(task, files)
+                cache, fraction = steps.prepare_cache(task, files)
                 reads = _all(children, {"op": "read", "repeat": repeat, "pattern": pattern})
                 entry = _combine(reads, None)
                 entry |= {"resident_fraction": fraction, "cache": cache}
@@ -92,7 +88,7 @@ def _combine(runs: list[dict[str, Any]], write_bytes: int | None) -> dict[str, A
 def _start(task: TrialTask, workdir: Path, rank: int) -> subprocess.Popen:
     workdir.mkdir(parents=True)
     child = subprocess.Popen(
-        [sys.executable, "-m", "iotune.run.concurrent"],
+        [sys.executable, "-m", "iotune.trials.concurrent"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -149,10 +145,6 @@ def _stop(child: subprocess.Popen) -> None:
 
 def _child(stdin: IO[str], stdout: IO[str]) -> None:
     """The loop of one concurrent process: init, then write/read/remove on command."""
-    from iotune.backends import get_backend
-    from iotune.run import trial as trial_mod
-    from iotune.run.data import Field, slab_length
-
     rank = int(os.environ.get("IOTUNE_CONCURRENT_RANK", "0"))
     task, workdir, backend, checksums = None, Path(), None, {}
     for line in stdin:
@@ -168,24 +160,30 @@ def _child(stdin: IO[str], stdout: IO[str]) -> None:
                 backend.prepare_process()
                 backend.import_library()
                 # fill the slab cache now, so no data is generated while others write
-                align = trial_mod.align_of(task.trial.params)
+                align = steps.align_of(task.trial.params)
                 for _ in Field(task.workload).slabs(slab_length(task.workload, align=align)):
                     pass
                 reply: dict[str, Any] = {"state": "ready"}
             else:
-                reply = _child_op(task, backend, workdir, message, checksums, trial_mod)
+                reply = _child_op(task, backend, workdir, message, checksums)
         except Exception as err:  # reported to the parent, which records the trial as failed
-            reply = {"error": trial_mod.one_line(err)}
+            reply = {"error": one_line(err)}
         reply["rank"] = rank
         stdout.write(json.dumps(reply) + "\n")
         stdout.flush()
 
 
-def _child_op(task, backend, workdir: Path, message, checksums, trial_mod) -> dict[str, Any]:
+def _child_op(
+    task: TrialTask,
+    backend: SlabBackend,
+    workdir: Path,
+    message: dict[str, Any],
+    checksums: dict[Path, int],
+) -> dict[str, Any]:
     path = workdir / f"r{message['repeat']}{backend.suffix}"
     if message["op"] == "write":
-        scratch = trial_mod.TrialResult(task.trial.id, "ok")
-        checksums[path] = trial_mod.write_once(task, backend, path, scratch)
+        scratch = TrialResult(task.trial.id, "ok")
+        checksums[path] = steps.write_once(task, backend, path, scratch)
         stored = backend.verify(path, task.trial.params)
         files = [str(p) for p in backend.paths(path)]
         return {**scratch.write[0], "file_bytes": backend.stored_bytes(path)} | {
@@ -193,7 +191,7 @@ def _child_op(task, backend, workdir: Path, message, checksums, trial_mod) -> di
             "files": files,
         }
     if message["op"] == "read":
-        return trial_mod.read_once(
+        return steps.read_once(
             task, backend, path, message["pattern"], checksums[path], evict=False
         )
     if message["op"] == "remove":

@@ -6,11 +6,11 @@ import pytest
 
 from iotune.errors import SpecError
 from iotune.results.dataset import to_dataset
-from iotune.run.concurrent import _combine
-from iotune.run.plan import make_plan
-from iotune.run.records import TrialTask
-from iotune.run.trial import run_trial
 from iotune.spec.parse import load_spec_text
+from iotune.trials.concurrent import _combine
+from iotune.trials.plan import make_plan
+from iotune.trials.records import TrialTask
+from iotune.trials.trial import run_trial
 
 MiB = 2**20
 
@@ -94,11 +94,11 @@ def test_a_failing_concurrent_writer_fails_the_trial_with_its_reason(tmp_path):
     script = textwrap.dedent(f"""
         import resource
         resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
-        from iotune.run.plan import make_plan
+        from iotune.trials.plan import make_plan
         from iotune.spec.parse import load_spec_text
         from iotune.spec.model import MeasureSpec
-        from iotune.run.records import TrialTask
-        from iotune.run.trial import run_trial
+        from iotune.trials.records import TrialTask
+        from iotune.trials.trial import run_trial
         sweep = load_spec_text({SPEC.replace("BACKEND", "netcdf4").replace("N", "2")!r})
         (trial,) = make_plan(sweep).trials
         t = TrialTask(trial, sweep.workload, sweep.read, MeasureSpec(repeats=1), {str(tmp_path)!r})

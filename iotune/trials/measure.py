@@ -68,6 +68,30 @@ def evict(paths: Iterable[Path]) -> None:
             os.close(fd)
 
 
+def prepare_cache(paths: list[Path], *, mode: str, max_residency: float) -> tuple[str, float]:
+    """Make the files cold (evicted, residency verified) or measure them warm.
+
+    The one eviction every reader uses: the trial runner, concurrent
+    processes and the MPI rank programs (one rank per node).
+
+    Returns
+    -------
+    tuple
+        The cache state (``cold``, ``warm``, or ``not-cold`` when three
+        evictions left more than ``max_residency`` resident) and the
+        resident fraction measured with ``mincore`` when the read may begin.
+    """
+    if mode == "warm":
+        return "warm", resident_fraction(paths)
+    fraction = 1.0
+    for _attempt in range(3):
+        evict(paths)
+        fraction = resident_fraction(paths)
+        if fraction <= max_residency:
+            return "cold", fraction
+    return "not-cold", fraction
+
+
 def _libc() -> ctypes.CDLL:
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
     libc.mmap.restype = ctypes.c_void_p

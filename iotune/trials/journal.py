@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from iotune.errors import LockError, ResultsError
-from iotune.run.records import TrialResult
+from iotune.trials.records import TrialResult
 
 JOURNAL_VERSION = 1
 

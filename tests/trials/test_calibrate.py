@@ -13,8 +13,7 @@ import pytest
 import xarray as xr
 
 from iotune.errors import UsageError
-from iotune.run import calibrate as cal
-from tests.plot.test_plot import make_results
+from iotune.trials import calibrate as cal
 
 
 @pytest.fixture
@@ -82,8 +81,8 @@ def test_bad_arguments(tmp_path: Path, cache: Path, kwargs: dict, message: str) 
 LIMIT = {"write_MiBps": 400.0, "read_MiBps": 800.0, "write_method": "O_DIRECT + fsync"}
 
 
-def test_attach_limit_adds_fraction_of_limit() -> None:
-    ds = make_results()
+def test_attach_limit_adds_fraction_of_limit(product_results) -> None:
+    ds = product_results()
     out = cal.attach_limit(ds, LIMIT)
     assert "fraction_of_limit" not in ds  # the input is left alone
     frac = out["fraction_of_limit"]
@@ -99,18 +98,18 @@ def test_attach_limit_adds_fraction_of_limit() -> None:
     assert cal.attach_limit(ds, None) is ds
 
 
-def test_attach_limit_survives_netcdf(tmp_path: Path) -> None:
+def test_attach_limit_survives_netcdf(tmp_path: Path, product_results) -> None:
     from iotune.results.dataset import save
 
-    out = cal.attach_limit(make_results(), LIMIT)
+    out = cal.attach_limit(product_results(), LIMIT)
     save(out, tmp_path / "r.nc")
     back = xr.open_dataset(tmp_path / "r.nc")
     assert back["fraction_of_limit"].sel(metric="read:full").notnull().any()
     assert float(back.attrs["device_limit_read_MiBps"]) == 800.0
 
 
-def test_memory_backend_has_no_device_fraction() -> None:
-    ds = make_results().assign_attrs(backends="memory")
+def test_memory_backend_has_no_device_fraction(product_results) -> None:
+    ds = product_results().assign_attrs(backends="memory")
     assert cal.attach_limit(ds, LIMIT)["fraction_of_limit"].isnull().all()
 
 

@@ -1,0 +1,90 @@
+"""The texts the ``iotune`` command prints, built from plans, results and backends.
+
+Kept apart from :mod:`iotune.api` (which does things) so the API stays about
+behaviour and the command line about arguments; notebooks may print these too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from iotune.trials.plan import Plan
+
+
+def plan_text(plan: Plan) -> str:
+    """One line per trial, then one per grid point that does not apply, with the reason."""
+    skipped = [p for p in plan.points if not p.applicable]
+    lines = [
+        f"{len(plan.trials)} trials ({len(plan.points)} grid points, {len(skipped)} not applicable)"
+    ]
+    lines += [f"  {t.id}  {t.backend:<8} {t.label()}" for t in plan.trials]
+    for point in skipped:
+        where = " ".join(f"{k}={v}" for k, v in point.coords.items())
+        lines.append(f"  {'-' * 12}  {where}: {point.reason}")
+    return "\n".join(lines)
+
+
+def counts_text(ds: xr.Dataset) -> str:
+    """``"12 ok, 4 not_applicable"``: how the grid points of a results Dataset ended."""
+    from iotune.results import summary
+
+    return ", ".join(f"{n} {s}" for s, n in sorted(summary.counts(ds).items()))
+
+
+def results_text(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
+    """Where and when a sweep ran, its table, and the best configuration per metric."""
+    from iotune.results import summary
+
+    attrs = ds.attrs
+    head = (
+        f"sweep {attrs.get('name')!r} on {attrs.get('provenance_host', '?')} "
+        f"({attrs.get('provenance_scratch_fs_type', '?')}), {attrs.get('started', '')}"
+    )
+    table = summary.table(ds, include_not_applicable=include_not_applicable)
+    return "\n".join([head, table, summary.format_best(ds)])
+
+
+def best_text(ds: xr.Dataset) -> str:
+    """The best configuration per metric (median over repeats)."""
+    from iotune.results import summary
+
+    return summary.format_best(ds)
+
+
+def backends_text() -> str:
+    """Every registered backend: the parameters it takes, parallel support, its library."""
+    from iotune.backends import backend_names, get_backend
+    from iotune.spec.parameters import PARAMETERS
+
+    classes = [get_backend(name) for name in backend_names()]
+    columns = [p for p in PARAMETERS if any(p in c.parameters for c in classes)]
+    head = ["backend", *columns, "parallel", "library"]
+    rows, why_not = [], []
+    for cls in classes:
+        ok, detail = cls.available()
+        marks = [_mark(cls, p) for p in columns]
+        parallel = "-"
+        if "nprocs" in cls.parameters:
+            supported, reason = cls.parallel_support()
+            parallel = "yes" if supported else "no"
+            if not supported:  # where a build could have it, say why this one has not
+                why_not.append(f"{cls.name}: parallel (nprocs > 1) unavailable: {reason}")
+        library = f"{cls.library} {detail}" if ok else f"NOT AVAILABLE: {detail}"
+        rows.append([cls.name, *marks, parallel, library])
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in [head, *rows]
+    ]
+    lines.append(
+        "yes: swept and applied; n/a: accepted in multi-format sweeps, recorded as not "
+        "applicable; -: not a parameter of this format"
+    )
+    return "\n".join(lines + why_not)
+
+
+def _mark(cls: type, param: str) -> str:
+    return "n/a" if param in cls.inapplicable else "yes" if param in cls.parameters else "-"

@@ -1,0 +1,373 @@
+"""``ds.iotune``: the one way to read a results Dataset back.
+
+Registered as an xarray accessor (like ``ds.rio`` in rioxarray) when :mod:`iotune` is
+imported::
+
+    import iotune
+    ds = iotune.open_results("results/demo")
+    ds.iotune.swept                      # ("chunks", "codec")
+    ds.iotune.median("write")            # write_MiBps, median of the repeats
+    ds.iotune.best("read:timeseries", max_size="64MiB").label
+    ds.iotune.points(frame=True)         # one row per grid point
+
+A DataArray gets ``da.iotune.median(dim="repeat")`` and ``da.iotune.spread()``.
+Everything here reads the results schema (version 1) as :mod:`iotune.results.dataset`
+writes it, and changes nothing in it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import xarray as xr
+
+from iotune.errors import RecommendError, ResultsError
+from iotune.results.objective import (
+    Candidate,
+    Ranking,
+    constrain,
+    parse_objective,
+    ranked,
+    scores,
+    split_metric,
+)
+from iotune.results.stats import nanmedian, spread
+from iotune.units import format_size
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: dimensions that are never swept parameters
+NOT_PARAMS = ("pattern", "repeat", "metric")
+#: parameters whose values are byte counts, labelled like ``64MiB``
+BYTE_PARAMS = frozenset({"chunk_cache", "stripe_size", "transfer_size"})
+
+
+def plain(value: Any) -> Any:
+    """A NumPy scalar or 0-d array as a plain Python value; bytes as text."""
+    value = value.item() if hasattr(value, "item") else value
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def value_label(dim: str, value: Any) -> str:
+    """How a coordinate value is shown: byte sizes as ``64MiB``, others as text."""
+    value = plain(value)
+    if dim in BYTE_PARAMS and isinstance(value, int | float) and not isinstance(value, bool):
+        return format_size(int(value))
+    return str(value)
+
+
+def label(coords: Mapping[str, Any]) -> str:
+    """``chunks=8x128x128 codec=zlib chunk_cache=64MiB``."""
+    parts = [f"{dim}={value_label(dim, value)}" for dim, value in coords.items()]
+    return " ".join(parts) or "(single configuration)"
+
+
+@xr.register_dataarray_accessor("iotune")
+class IotuneArrayAccessor:
+    """``da.iotune``: statistics over the repeats of one results variable."""
+
+    def __init__(self, da: xr.DataArray) -> None:
+        self._da = da
+
+    def median(self, dim: str = "repeat") -> xr.DataArray:
+        """The median over ``dim``, ignoring NaN (all-NaN points stay NaN); attributes kept."""
+        if dim not in self._da.dims:
+            return self._da
+        return self._da.reduce(nanmedian, dim=dim, keep_attrs=True)
+
+    def spread(self, dim: str = "repeat") -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
+        """Median, minimum and maximum over ``dim``, ignoring NaN."""
+        da = self._da if dim in self._da.dims else self._da.expand_dims(dim)
+        return (
+            da.iotune.median(dim),
+            da.reduce(np.fmin.reduce, dim=dim, keep_attrs=True),
+            da.reduce(np.fmax.reduce, dim=dim, keep_attrs=True),
+        )
+
+
+@xr.register_dataset_accessor("iotune")
+class IotuneAccessor:
+    """``ds.iotune``: a results Dataset read back (see the module docstring)."""
+
+    def __init__(self, ds: xr.Dataset) -> None:
+        self._ds = ds
+
+    # --- what the attributes say --------------------------------------------
+
+    @property
+    def swept(self) -> tuple[str, ...]:
+        """The swept parameters in order: the ``swept`` attribute's names that are dims.
+
+        A Dataset without the attribute (built by hand) has every dimension swept
+        but ``pattern``, ``repeat`` and ``metric``.
+        """
+        ds = self._ds
+        names = ds.attrs.get("swept")
+        if names is None:
+            return tuple(str(d) for d in ds.dims if d not in NOT_PARAMS)
+        words = " ".join(str(n) for n in np.atleast_1d(names)).split()
+        return tuple(d for d in words if d in ds.dims)
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        """The read patterns (``full``, ``spatial``, ...)."""
+        ds = self._ds
+        return tuple(str(p) for p in ds["pattern"].values) if "pattern" in ds.dims else ()
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics an objective may name: ``write`` and ``read:<pattern>``."""
+        found = ("write",) if "write_MiBps" in self._ds else ()
+        if "read_MiBps" in self._ds:
+            found += tuple(f"read:{p}" for p in self.patterns)
+        return found
+
+    @property
+    def spec(self) -> str:
+        """The sweep's spec (YAML text) as it was run."""
+        return str(self._ds.attrs.get("spec", ""))
+
+    @property
+    def provenance(self) -> dict[str, str]:
+        """Where and how the sweep ran: ``{"host": ..., "scratch_fs_type": ...}``."""
+        prefix = "provenance_"
+        attrs = self._ds.attrs
+        return {k.removeprefix(prefix): v for k, v in attrs.items() if k.startswith(prefix)}
+
+    @property
+    def fixed(self) -> dict[str, Any]:
+        """The parameters the spec held fixed, ``{name: label}``."""
+        return self._json("fixed_parameters", {})
+
+    @property
+    def workload(self) -> dict[str, Any]:
+        """The workload (shape, dtype, field, ...), as in the spec."""
+        return self._json("workload", {})
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        return tuple(str(self._ds.attrs.get("backends", "")).split())
+
+    @property
+    def hint_sets(self) -> dict[str, dict[str, Any]]:
+        """The named MPI-IO hint sets, ``{name: {key: value}}``; ``{}`` without any."""
+        sets = self._json("hint_sets", {})
+        return sets if isinstance(sets, dict) else {}
+
+    def _json(self, name: str, default: Any) -> Any:
+        try:
+            return json.loads(str(self._ds.attrs.get(name) or "null")) or default
+        except ValueError:
+            return default
+
+    # --- numbers --------------------------------------------------------------
+
+    def metric(self, name: str) -> xr.DataArray:
+        """A metric's throughput: ``write`` (write_MiBps), ``read:<pattern>`` (read_MiBps there)."""
+        var, pattern = split_metric(name)
+        if var not in self._ds:
+            raise ResultsError(f"the results have no {var!r} variable")
+        if pattern is None:
+            return self._ds[var]
+        if pattern not in self.patterns:
+            raise ResultsError(f"{name!r}: no read pattern {pattern!r}; patterns: {self.patterns}")
+        return self._ds[var].sel(pattern=pattern)
+
+    def median(self, var: str | None = None) -> xr.DataArray | xr.Dataset:
+        """The median over ``repeat``, ignoring NaN (all-NaN points stay NaN).
+
+        Parameters
+        ----------
+        var
+            A data variable (``read_s``) or a metric (``write``, ``read:spatial``);
+            default every numeric variable (those without ``repeat`` unchanged).
+        """
+        ds = self._ds
+        if var is None:
+            numeric = [n for n, v in ds.data_vars.items() if v.dtype.kind in "fiu"]
+            return xr.Dataset({n: ds[n].iotune.median() for n in numeric}, attrs=dict(ds.attrs))
+        da = ds[var] if var in ds.data_vars else self.metric(var)
+        if da.dtype.kind not in "fiu":
+            raise ResultsError(f"{var!r} is not numeric, so it has no median")
+        return da.iotune.median()
+
+    def spread(self, var: str) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
+        """Median, minimum and maximum over ``repeat`` of a variable or metric, ignoring NaN."""
+        return (self._ds[var] if var in self._ds.data_vars else self.metric(var)).iotune.spread()
+
+    def counts(self) -> dict[str, int]:
+        """How many grid points are ``ok``, ``failed``, ``not_applicable``, ``pending``."""
+        values, n = np.unique(self._ds["status"].values.astype(str), return_counts=True)
+        return dict(zip(values.tolist(), n.tolist(), strict=True))
+
+    # --- grid points ------------------------------------------------------------
+
+    def coords_of(self, point: xr.Dataset | xr.DataArray) -> dict[str, Any]:
+        """A grid point's swept coordinates as plain values, ``{"chunks": "auto", ...}``."""
+        return {d: plain(point[d].values) for d in self.swept if d in point.coords}
+
+    def settings_of(self, point: xr.Dataset) -> dict[str, Any]:
+        """A point's effective parameters: its ``effective`` JSON, else coords and fixed ones."""
+        text = str(point["effective"].values) if "effective" in point else ""
+        if text:
+            try:
+                return dict(json.loads(text))
+            except ValueError:
+                pass  # fall back to what the coordinates say
+        settings = dict(self.fixed)
+        if len(self.backends) == 1:
+            settings["backend"] = self.backends[0]
+        return {**settings, **self.coords_of(point)}
+
+    def _grid(self) -> xr.Dataset:
+        """``ds`` without the length-1 dimensions that are not swept (fixed parameters)."""
+        ds, swept = self._ds, self.swept
+        extra = [str(d) for d in ds.dims if d not in (*swept, *NOT_PARAMS)]
+        varying = [d for d in extra if ds.sizes[d] > 1]
+        if varying:
+            raise ResultsError(f"the results vary along {varying}, which are not swept parameters")
+        return ds.isel({d: 0 for d in extra})
+
+    def _flat(self) -> xr.Dataset:
+        """One ``point`` dimension over the swept parameters, in grid (C) order."""
+        ds, dims = self._grid(), list(self.swept)
+        return ds.stack(point=dims) if dims else ds.expand_dims(point=[0])
+
+    def points(
+        self, *, include_not_applicable: bool = False, frame: bool = False
+    ) -> list[dict[str, Any]] | pd.DataFrame:
+        """One row per grid point, in grid order.
+
+        A row holds the swept coordinates, the median over repeats of every metric
+        (``write``, ``read:<pattern>``, MiB/s), ``file_bytes``, ``ratio``,
+        ``status`` and ``error``.
+
+        Parameters
+        ----------
+        include_not_applicable
+            Also the points a format cannot express (``status`` ``not_applicable``).
+        frame
+            A :class:`pandas.DataFrame` instead of a list of plain dicts.
+        """
+        flat = self._flat()
+        n = flat.sizes["point"]
+        columns: dict[str, list] = {d: [plain(v) for v in flat[d].values] for d in self.swept}
+        for name in self.metrics:
+            med = flat.iotune.metric(name).iotune.median()
+            columns[name] = med.transpose("point", ...).values.reshape(n).tolist()
+        for name in ("file_bytes", "ratio"):
+            if name in flat:
+                columns[name] = flat[name].transpose("point", ...).values.reshape(n).tolist()
+        for name in ("status", "error"):
+            if name in flat:
+                values = flat[name].transpose("point", ...).values.reshape(n)
+                columns[name] = ["" if v is None else str(plain(v)) for v in values]
+        rows = [{k: v[i] for k, v in columns.items()} for i in range(n)]
+        if not include_not_applicable:
+            rows = [r for r in rows if r.get("status") != "not_applicable"]
+        if frame:
+            import pandas as pd
+
+            return pd.DataFrame(rows, columns=list(columns))
+        return rows
+
+    # --- the best point under an objective ------------------------------------------
+
+    def rank(
+        self,
+        objective: str | Mapping[str, float] | None = None,
+        *,
+        weights: str | Mapping[str, float] | None = None,
+        max_size: int | str | None = None,
+        max_ratio_loss: float | str | None = None,
+    ) -> Ranking:
+        """Every successful point scored under an objective, and those within the limits ranked.
+
+        Parameters
+        ----------
+        objective
+            One metric, ``"write"`` or ``"read:<pattern>"``, or weights over several
+            (``"write=1,read:spatial=2"`` or a mapping).  Default ``read:timeseries``,
+            else the first read pattern, else ``write``.
+        weights
+            Weights as a separate argument (as ``iotune recommend --weights``).
+        max_size
+            Largest stored size allowed (bytes or ``"64MiB"``).
+        max_ratio_loss
+            Fraction from 0 to 1: candidates must compress to at least
+            ``(1 - max_ratio_loss)`` times the best compression ratio of the sweep.
+
+        Raises
+        ------
+        RecommendError
+            An unknown metric, a bad weight or constraint, or no configuration left.
+        """
+        if weights is None and (isinstance(objective, Mapping) or "=" in str(objective or "")):
+            objective, weights = None, objective
+        goal = parse_objective(
+            self.metrics, objective, weights, max_size=max_size, max_ratio_loss=max_ratio_loss
+        )
+        everything = self._candidates(goal.weights)
+        if not everything:
+            raise RecommendError("the results hold no successful trial with every objective metric")
+        return Ranking(goal, everything, ranked(constrain(everything, goal.limits)))
+
+    def best(
+        self,
+        objective: str | Mapping[str, float] | None = None,
+        *,
+        weights: str | Mapping[str, float] | None = None,
+        max_size: int | str | None = None,
+        max_ratio_loss: float | str | None = None,
+    ) -> Candidate:
+        """The best successful point under an objective (see :meth:`rank`).
+
+        Returns
+        -------
+        Candidate
+            ``coords``, ``label``, effective ``settings``; per metric the ``median``,
+            ``low`` and ``high`` over repeats (MiB/s); ``score``, ``file_bytes``, ``ratio``.
+        """
+        return self.rank(
+            objective, weights=weights, max_size=max_size, max_ratio_loss=max_ratio_loss
+        ).best
+
+    def _candidates(self, weights: Mapping[str, float]) -> list[Candidate]:
+        flat, dims = self._flat(), list(self.swept)
+        npts = flat.sizes["point"]
+        spreads = {}
+        for metric in weights:
+            values = flat.iotune.metric(metric).transpose("point", ...).values
+            spreads[metric] = spread(values.reshape(npts, -1))
+        ok = np.ones(npts, dtype=bool)
+        if "status" in flat:
+            ok &= flat["status"].transpose("point", ...).values.astype(str) == "ok"
+        for med, _lo, _hi in spreads.values():
+            ok &= np.isfinite(med) & (med > 0)
+        if not ok.any():
+            return []
+        score = scores(spreads, weights, ok)
+        found = []
+        for i in np.flatnonzero(ok):
+            one = flat.isel(point=int(i))
+            coords = {d: plain(one[d].values) for d in dims}
+            found.append(
+                Candidate(
+                    coords=coords,
+                    label=label(coords),
+                    settings=self.settings_of(one),
+                    median={m: float(s[0][i]) for m, s in spreads.items()},
+                    low={m: float(s[1][i]) for m, s in spreads.items()},
+                    high={m: float(s[2][i]) for m, s in spreads.items()},
+                    score=float(score[0][i]),
+                    score_low=float(score[1][i]),
+                    score_high=float(score[2][i]),
+                    file_bytes=float(one["file_bytes"]) if "file_bytes" in one else float("nan"),
+                    ratio=float(one["ratio"]) if "ratio" in one else float("nan"),
+                )
+            )
+        return found

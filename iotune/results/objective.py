@@ -1,0 +1,217 @@
+"""Objectives over a results Dataset: which metrics count, how much, and under which limits.
+
+An objective is one metric (``write``, ``read:<pattern>``) or weights over several
+(``"write=1,read:timeseries=3"``).  A configuration's score is the weighted geometric
+mean of its median throughputs, each relative to the best median of that metric, so
+metrics in different ranges count by their weights alone.  Constraints (``max_size``,
+``max_ratio_loss``) remove candidates first.
+
+Plain data and arithmetic only: :class:`iotune.results.accessor.IotuneAccessor` reads
+the Dataset (``ds.iotune.best``, ``ds.iotune.rank``) and :mod:`iotune.analysis.recommend`
+builds on it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from iotune.errors import RecommendError
+from iotune.units import format_size, parse_size
+
+#: a metric's data variable: ``write`` -> write_MiBps, ``read:<pattern>`` -> read_MiBps
+METRIC_VARIABLES = {"write": "write_MiBps", "read": "read_MiBps"}
+
+
+@dataclass
+class Candidate:
+    """One successful grid point and its figures under an objective."""
+
+    coords: dict[str, Any]
+    label: str
+    settings: dict[str, Any]
+    median: dict[str, float]
+    low: dict[str, float]
+    high: dict[str, float]
+    score: float
+    score_low: float
+    score_high: float
+    file_bytes: float
+    ratio: float
+
+
+@dataclass(frozen=True)
+class Objective:
+    """Parsed weights per metric (``{"write": 1.0}``) and constraints (``{"max_size": 1024}``)."""
+
+    weights: dict[str, float]
+    limits: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Ranking:
+    """Every successful candidate (grid order) and those meeting the limits, best first."""
+
+    objective: Objective
+    candidates: list[Candidate]
+    ranked: list[Candidate]
+
+    @property
+    def best(self) -> Candidate:
+        return self.ranked[0]
+
+
+def split_metric(metric: str) -> tuple[str, str | None]:
+    """A metric's variable and pattern: ``"read:spatial"`` -> ``("read_MiBps", "spatial")``."""
+    kind, _sep, pattern = metric.partition(":")
+    if kind not in METRIC_VARIABLES or (kind == "read") != bool(pattern):
+        raise RecommendError(f"{metric!r} is not a metric; allowed: write, read:<pattern>")
+    return METRIC_VARIABLES[kind], pattern or None
+
+
+def parse_objective(
+    allowed: Sequence[str],
+    objective: str | None = None,
+    weights: str | Mapping[str, float] | None = None,
+    *,
+    max_size: int | str | None = None,
+    max_ratio_loss: float | str | None = None,
+) -> Objective:
+    """Check an objective against the metrics ``allowed`` in the results.
+
+    Without ``objective`` and ``weights``: ``read:timeseries``, else the first
+    allowed metric, else ``write``.
+
+    Raises
+    ------
+    RecommendError
+        An unknown metric, a bad weight or constraint (the message names the option).
+    """
+    return Objective(_weights(allowed, objective, weights), _limits(max_size, max_ratio_loss))
+
+
+def _weights(
+    allowed: Sequence[str], objective: str | None, weights: str | Mapping[str, float] | None
+) -> dict[str, float]:
+    if objective is not None and weights is not None:
+        raise RecommendError("--objective and --weights: give one, not both")
+    if isinstance(weights, str):
+        weights = parse_weights(weights)
+    if weights is None:
+        if objective is None:
+            defaults = [m for m in ("read:timeseries", *allowed) if m in allowed]
+            objective = defaults[0] if defaults else "write"
+        weights = {objective: 1.0}
+        where = "--objective"
+    else:
+        where = "--weights"
+    for metric, weight in weights.items():
+        if metric not in allowed:
+            raise RecommendError(
+                f"{where}: {metric!r} is not a metric of these results; "
+                f"allowed: {', '.join(allowed)}"
+            )
+        if not (isinstance(weight, int | float) and math.isfinite(weight) and weight > 0):
+            raise RecommendError(f"{where}: weight {weight!r} of {metric}; allowed: a number > 0")
+    return {m: float(w) for m, w in weights.items()}
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """``"write=1,read:timeseries=3"`` -> ``{"write": 1.0, "read:timeseries": 3.0}``."""
+    out = {}
+    for part in text.split(","):
+        metric, sep, value = part.strip().partition("=")
+        try:
+            weight = float(value) if sep else float("nan")
+        except ValueError:
+            weight = float("nan")
+        if not metric or not math.isfinite(weight):
+            raise RecommendError(
+                f"--weights: {part.strip()!r}; allowed: METRIC=NUMBER pairs separated by "
+                "commas, like write=1,read:timeseries=3"
+            )
+        out[metric] = weight
+    return out
+
+
+def _limits(max_size: int | str | None, max_ratio_loss: float | str | None) -> dict[str, Any]:
+    limits: dict[str, Any] = {}
+    if max_size is not None:
+        try:
+            limits["max_size"] = parse_size(max_size)
+        except ValueError as err:
+            raise RecommendError(f"--max-size: {err}") from err
+    if max_ratio_loss is not None:
+        loss = max_ratio_loss
+        if isinstance(loss, str):
+            try:
+                loss = float(loss)
+            except ValueError:
+                loss = float("nan")
+        if not (isinstance(loss, int | float) and 0 <= loss <= 1):
+            raise RecommendError(
+                f"--max-ratio-loss: {max_ratio_loss!r}; allowed: a fraction from 0 to 1 "
+                "(0.1 accepts a compression ratio 10% below the best)"
+            )
+        limits["max_ratio_loss"] = float(loss)
+    return limits
+
+
+def scores(
+    spreads: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+    weights: Mapping[str, float],
+    ok: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each point's score from its median, slowest and fastest repeat of every metric.
+
+    ``spreads`` maps a metric to (median, min, max) arrays over the points; each
+    metric counts relative to its best median among the ``ok`` points.
+    """
+    total = sum(weights.values())
+    best = {m: float(np.nanmax(spreads[m][0][ok])) for m in weights}
+    out = []
+    for which in range(3):
+        logs = sum(
+            w * np.log(np.maximum(spreads[m][which], 1e-300) / best[m]) for m, w in weights.items()
+        )
+        out.append(np.exp(logs / total))
+    return out[0], out[1], out[2]
+
+
+def constrain(cands: list[Candidate], limits: Mapping[str, Any]) -> list[Candidate]:
+    """The candidates within ``limits``.
+
+    Raises
+    ------
+    RecommendError
+        No candidate is left; the message says what would be.
+    """
+    kept = list(cands)
+    if "max_size" in limits:
+        kept = [c for c in kept if c.file_bytes <= limits["max_size"]]
+        if not kept:
+            smallest = min(c.file_bytes for c in cands)
+            raise RecommendError(
+                f"--max-size: no successful configuration is at most "
+                f"{format_size(limits['max_size'])}; the smallest stored size is "
+                f"{format_size(smallest)}"
+            )
+    if "max_ratio_loss" in limits:
+        best = max(c.ratio for c in cands)
+        floor = (1 - limits["max_ratio_loss"]) * best
+        kept = [c for c in kept if c.ratio >= floor - 1e-12]
+        if not kept:
+            raise RecommendError(
+                f"--max-ratio-loss: no configuration within the size limit compresses to at "
+                f"least {floor:.2f} (best ratio {best:.2f}); allow a larger loss or size"
+            )
+    return kept
+
+
+def ranked(cands: list[Candidate]) -> list[Candidate]:
+    """Best score first; among equal scores the smaller stored size."""
+    return sorted(cands, key=lambda c: (-c.score, c.file_bytes))

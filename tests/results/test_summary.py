@@ -1,0 +1,45 @@
+"""iotune.results.summary: the text of `iotune run` and `iotune show`, read through ds.iotune."""
+
+from __future__ import annotations
+
+from iotune.results import summary
+
+
+def test_best_per_metric_is_the_accessors_best(crafted_results) -> None:
+    ds = crafted_results()
+    rows = {row["metric"]: row for row in summary.best(ds)}
+    assert list(rows) == ["write", "read:full", "read:spatial", "read:timeseries"]
+    for metric, row in rows.items():
+        best = ds.iotune.best(metric)
+        assert (row["config"], row["MiBps"], row["ratio"]) == (
+            best.label,
+            best.median[metric],
+            best.ratio,
+        )
+    text = summary.format_best(ds)
+    assert "read:timeseries         10.0 MiB/s  ratio  2.50  chunks=8x16x16 codec=zlib" in text
+
+
+def test_failed_points_never_win_and_sizes_are_labelled(fake_results) -> None:
+    ds = fake_results({"parameters.chunk_cache": ["1MiB", "64MiB"]}, seed=3)
+    ds["status"].loc[{"codec": "zlib"}] = "failed"  # numbers left in place: still no winner
+    text = summary.format_best(ds)
+    assert "codec=zlib" not in text
+    assert "chunk_cache=64MiB" in text or "chunk_cache=1MiB" in text
+    ds["status"][:] = "failed"
+    assert "write              no successful trial" in summary.format_best(ds)
+
+
+def test_table_rows_are_the_accessors_points(crafted_results) -> None:
+    ds = crafted_results()
+    lines = summary.table(ds).splitlines()
+    assert lines[0].split() == [
+        *("chunks", "codec", "write", "read:full", "read:spatial", "read:timeseries"),
+        *("ratio", "status"),
+    ]
+    assert lines[2].split() == ["contiguous", "none", "100", "200", "30.0", "1.00", "1.00", "ok"]
+    assert len(lines) == 2 + len(ds.iotune.points()) + 1
+    assert "1 not-applicable points hidden" in lines[-1]
+    every = summary.table(ds, include_not_applicable=True).splitlines()
+    assert every[3].split()[:4] == ["contiguous", "zlib", "-", "-"]
+    assert summary.counts(ds) == {"ok": 5, "not_applicable": 1}

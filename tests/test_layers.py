@@ -1,0 +1,167 @@
+"""The package's layers (docs/architecture.md): imports point down, never up, never in a cycle.
+
+Read from the source with ``ast``, so an import inside a function or under
+``TYPE_CHECKING`` counts like one at the top: a lazy import hides a
+dependency from the interpreter, not from a reader.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "iotune"
+
+#: bottom to top; a module belongs to the layer of its longest matching prefix
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("core", ("iotune.errors", "iotune.units")),
+    ("vocabulary", ("iotune.codecs", "iotune.spec.model", "iotune.trials.records")),
+    (
+        "primitives",
+        ("iotune.trials.measure", "iotune.trials.data", "iotune.trials.access", "iotune.mpi"),
+    ),
+    ("backends", ("iotune.backends",)),
+    ("spec", ("iotune.spec",)),
+    ("trials", ("iotune.trials",)),
+    ("executors", ("iotune.executors",)),
+    ("results", ("iotune.results",)),
+    ("analysis", ("iotune.analysis",)),
+    ("views", ("iotune.plot", "iotune.widgets", "iotune.notebook")),
+    ("api", ("iotune.api", "iotune.console")),
+    ("entry", ("iotune.cli", "iotune.__main__", "iotune")),
+]
+MAX_LINES = 400
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(path: Path, known: set[str]) -> set[str]:
+    """The iotune modules ``path`` imports, resolved to modules (not names in them)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("iotune")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iotune"):
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in known else node.module)
+    return found
+
+
+def layer_of(module: str) -> int:
+    best, rank = -1, -1
+    for index, (_name, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), index
+    if rank < 0:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS and docs/architecture.md")
+    return rank
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imports_of(path, set(mods)) - {name} for name, path in mods.items()}
+
+
+def upward_imports(edges: dict[str, set[str]]) -> list[str]:
+    wrong = []
+    for module, targets in edges.items():
+        if module == "iotune":  # the package's lazy table names the public entry points
+            continue
+        for target in sorted(targets):
+            if target != "iotune" and layer_of(target) > layer_of(module):
+                low, high = LAYERS[layer_of(module)][0], LAYERS[layer_of(target)][0]
+                wrong.append(f"{module} ({low}) imports {target} ({high})")
+    return wrong
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in edges.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in modules():
+        layer_of(module)
+
+
+def test_imports_point_down() -> None:
+    assert upward_imports(graph()) == []
+
+
+def test_no_import_cycle() -> None:
+    edges = {m: {t for t in ts if t != "iotune"} for m, ts in graph().items() if m != "iotune"}
+    assert cycles(edges) == []
+
+
+def test_package_inits_import_nothing_eagerly() -> None:
+    """A subpackage's ``__init__`` that imported its modules would import upward layers."""
+    for module, path in modules().items():
+        if path.name != "__init__.py" or module == "iotune":
+            continue
+        tree = ast.parse(path.read_text())
+        eager = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+        eager = [n for n in eager if getattr(n, "module", None) != "__future__"]
+        allowed = module in ("iotune.backends", "iotune.executors", "iotune.plot")
+        targets = {a.name for n in eager for a in n.names}
+        assert allowed or not eager, f"{module} imports {targets} at import time"
+
+
+def test_modules_stay_small() -> None:
+    sizes = {m: len(p.read_text().splitlines()) for m, p in modules().items()}
+    assert {m: n for m, n in sizes.items() if n > MAX_LINES} == {}
+
+
+@pytest.mark.parametrize(
+    ("edges", "expected"),
+    [
+        ({"a": {"b"}, "b": {"a"}}, [["a", "b"]]),
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+    ],
+)
+def test_cycle_finder(edges: dict[str, set[str]], expected: list[list[str]]) -> None:
+    assert cycles(edges) == expected
+
+
+def test_an_upward_import_is_caught() -> None:
+    assert upward_imports({"iotune.backends.posix": {"iotune.trials.trial"}}) == [
+        "iotune.backends.posix (backends) imports iotune.trials.trial (trials)"
+    ]
