@@ -8,18 +8,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.analysis.recommend import recommend
 from iotune.console import backends_text, best_text, counts_text, plan_text, results_text
 from iotune.errors import UsageError
 from iotune.executors import make_executor
 from iotune.results.dataset import RESULTS_NAME, open_results, save, to_dataset
 from iotune.spec.model import Sweep
 from iotune.spec.overrides import execution_overrides, load_with_overrides
-from iotune.trials import provenance
+from iotune.stopping import stop_on_signals
+from iotune.trials import preflight, provenance
 from iotune.trials.journal import DirectoryLock, Journal
 from iotune.trials.plan import Plan, grid_size, make_plan
 from iotune.trials.records import TrialResult, TrialTask
-from iotune.trials.scratch import make_scratch_root
+from iotune.trials.scratch import make_scratch_root, remove_leftovers, remove_stale_lock
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -31,6 +31,7 @@ __all__ = [
     "backends_text",
     "best_text",
     "calibrate",
+    "clean",
     "counts_text",
     "execution_overrides",
     "grid_size",
@@ -107,6 +108,7 @@ def run(
     yes: bool = False,
     progress: bool = True,
     on_result: Callable[[TrialResult], None] | None = None,
+    force: bool = False,
 ) -> xr.Dataset:
     """Run a sweep and return its results Dataset (also saved as ``OUT/results.nc``).
 
@@ -129,20 +131,32 @@ def run(
         Show a progress bar.
     on_result
         Called with each finished trial (for notebooks and tests).
+    force
+        Run even when the largest trial needs more room than the scratch file
+        system has (see :mod:`iotune.trials.preflight`); the paths are checked
+        regardless.
+
+    Raises
+    ------
+    UsageError
+        Before anything is created: ``out`` is a file or cannot be written,
+        ``scratch`` is not a writable directory, or scratch lacks room.
     """
     if resume and overwrite:
         raise UsageError("--resume and --overwrite contradict each other; choose one")
     sweep = spec if isinstance(spec, Sweep) else load_spec(spec)
     plan = make_plan(sweep, yes=yes)
     out = Path(out) if out is not None else Path("results") / sweep.name
+    preflight.check(plan, out=out, scratch=Path(scratch) if scratch else None, force=force)
     out.mkdir(parents=True, exist_ok=True)
-    with DirectoryLock(out):
+    with stop_on_signals(), DirectoryLock(out):
         journal = _start_journal(out, sweep, resume=resume, overwrite=overwrite)
         root = make_scratch_root(scratch, out)
         prov = provenance.collect(root)
         try:
             _execute(plan, journal, root, progress, on_result)
         finally:
+            # after _execute: the processes that wrote here are gone, their files closed
             shutil.rmtree(root, ignore_errors=True)
             from iotune.trials.calibrate import (  # the device limit, if calibrated
                 attach_limit,
@@ -179,8 +193,12 @@ def _execute(
                     bar.write(f"trial {result.id} failed: {result.error}")
             if on_result is not None:
                 on_result(result)
-    finally:
+    except BaseException:  # interrupted (or failing): stop what still runs, now
+        executor.abort()
+        raise
+    else:
         executor.close()
+    finally:
         if bar is not None:
             bar.close()
 
@@ -224,6 +242,32 @@ def plot_notes(results: str | Path | xr.Dataset) -> list[str]:
 
     ds = open_results(results) if isinstance(results, str | Path) else results
     return notes(ds)
+
+
+def recommend(results: str | Path | xr.Dataset, **options: Any) -> Any:
+    """:func:`iotune.analysis.recommend.recommend`, imported when used (it needs xarray)."""
+    from iotune.analysis.recommend import recommend as best_settings
+
+    return best_settings(results, **options)
+
+
+def clean(out: str | Path, scratch: str | Path | None = None) -> list[str]:
+    """Remove what runs killed outright (SIGKILL, a dead node) left in ``out`` and ``scratch``.
+
+    Only ``iotune-scratch-*`` directories whose owner mark names a process of
+    this host that is gone, and ``out``'s lock file if no process holds it;
+    never a running sweep's.  Returns one line per directory removed or left
+    alone (another host's, a running sweep's); empty when there was nothing.
+    """
+    places = [Path(out)] + ([Path(scratch)] if scratch is not None else [])
+    for option, place in zip(("OUT", "--scratch"), places, strict=False):
+        if not place.is_dir():
+            raise UsageError(f"{option} {place}: not an existing directory")
+    lines = []
+    for place in dict.fromkeys(p.resolve() for p in places):
+        lines += remove_leftovers(place, report_kept=True)
+    lock = remove_stale_lock(Path(out))
+    return [*lines, lock] if lock else lines
 
 
 def recommendation_text(rec: Any, *, fmt: str = "text") -> str:

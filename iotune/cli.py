@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from iotune.errors import IotuneError, UsageError
+from iotune.errors import Interrupted, IotuneError, UsageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -38,6 +38,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--scheduler", help="address of a running dask scheduler (implies dask)")
     p.add_argument("--per-host", type=int, help="storage trials at once per host (dask)")
+    p.add_argument(
+        "--force", action="store_true", help="run even if scratch looks too small for a trial"
+    )
+    p = sub.add_parser("clean", help="remove scratch and locks left by runs that were killed")
+    p.add_argument("out", type=Path, help="the run's output directory")
+    p.add_argument("--scratch", type=Path, help="the --scratch directory the run used")
     p = sub.add_parser("show", help="summarise a results file")
     p.add_argument("results", type=Path, help="results.nc or the directory holding it")
     p.add_argument("--all", action="store_true", help="also list not-applicable grid points")
@@ -114,6 +120,7 @@ def _run(args: argparse.Namespace) -> int:
         scratch=args.scratch,
         yes=args.yes,
         progress=not args.no_progress,
+        force=args.force,
     )
     print(f"{sweep.name}: {api.counts_text(ds)}")
     print(api.best_text(ds))
@@ -124,6 +131,17 @@ def _run(args: argparse.Namespace) -> int:
         for path in api.save_plots(ds, out):
             print(f"figure:  {path}")
     return EXIT_FAILED if api.any_failed(ds) else EXIT_OK
+
+
+def _clean(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    lines = api.clean(args.out, scratch=args.scratch)
+    for line in lines:
+        print(line)
+    if not any(line.startswith("removed") for line in lines):
+        print("nothing to clean")
+    return EXIT_OK
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -189,6 +207,7 @@ _COMMANDS = {
     "validate": _validate,
     "plan": _plan,
     "run": _run,
+    "clean": _clean,
     "show": _show,
     "plot": _plot,
     "recommend": _recommend,
@@ -213,6 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         sys.stderr.close()  # output piped into head: not an error
         return EXIT_OK
+    except Interrupted as err:
+        print(f"iotune: {err}; finished trials are kept, rerun with --resume", file=sys.stderr)
+        return err.exit_code
     except KeyboardInterrupt:
         print("iotune: interrupted; finished trials are kept, rerun with --resume", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -52,6 +52,25 @@ class LockError(UsageError):
     """Another sweep holds the output directory."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """The sweep was stopped by a signal (SIGTERM from ``scancel`` or a walltime, SIGHUP).
+
+    A :class:`KeyboardInterrupt`, so code that handles Ctrl-C handles these
+    too; ``exit_code`` is the shell's ``128 + signal number`` (143, 129).
+    """
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        super().__init__(f"stopped by {self.name}")
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
 class NotApplicable(IotuneError):
     """A parameter combination that a backend cannot express.
 

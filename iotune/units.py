@@ -62,11 +62,15 @@ def parse_size(value: object) -> int:
     return int(number)
 
 
-def format_size(nbytes: float) -> str:
-    """Return a short binary label, exact when possible (``67108864`` -> ``64MiB``)."""
+def format_size(nbytes: float, *, exact: bool = True) -> str:
+    """Return a short binary label, exact when possible (``67108864`` -> ``64MiB``).
+
+    ``exact=False`` rounds to one decimal of the largest unit (``89.4GiB``),
+    for sizes that are estimates or measurements rather than settings.
+    """
     for unit in ("TiB", "GiB", "MiB", "KiB"):
         factor = _UNITS[unit]
-        if nbytes >= factor and nbytes % factor == 0:
+        if exact and nbytes >= factor and nbytes % factor == 0:
             return f"{int(nbytes // factor)}{unit}"
     for unit in ("TiB", "GiB", "MiB", "KiB"):
         if nbytes >= _UNITS[unit]:

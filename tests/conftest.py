@@ -4,6 +4,9 @@ Specs: ``make_spec`` and ``small_spec`` (the small netCDF4 sweep ``SMALL`` with 
 ``minimal_path``, ``minimal_spec`` and ``changed_spec`` (tests/fixtures/specs/minimal.yaml
 and dotted-path edits of it).
 
+File systems: ``tmpfs`` mounts a small (or read-only) tmpfs, skipping where that is
+impossible unless ``IOTUNE_REQUIRE_TMPFS=1``.
+
 Results: ``fake_results`` (the real schema, made-up numbers), ``crafted_results`` (a known
 winner, runner-up and baseline) and ``product_results`` (throughput a product of one
 factor per setting, so the winner and the Pareto frontier are known).  The factories that
@@ -15,6 +18,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -334,6 +338,40 @@ def product_results() -> ProductResults:
 
 
 # --- environment ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path):
+    """The factory ``tmpfs(size, *, readonly=False, name="tmpfs") -> Path``: a real tmpfs
+    of ``size`` (``"1536k"``, ``"8m"``) mounted at ``tmp_path / name``, unmounted afterwards.
+
+    A real ENOSPC or EROFS, as on a full or read-only file system.  Needs root: skips
+    otherwise; skips when mounting fails too, unless ``IOTUNE_REQUIRE_TMPFS=1``, which
+    makes that a failure.
+    """
+    mounted: list[Path] = []
+
+    def mount(size: str, *, readonly: bool = False, name: str = "tmpfs") -> Path:
+        target = tmp_path / name
+        target.mkdir()
+        if os.geteuid() != 0:
+            pytest.skip("mounting a tmpfs needs root")
+        options = f"ro,size={size}" if readonly else f"size={size}"
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            if os.environ.get("IOTUNE_REQUIRE_TMPFS") == "1":
+                pytest.fail(f"cannot mount a tmpfs: {done.stderr.strip()}")
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+        mounted.append(target)
+        return target
+
+    yield mount
+    for target in reversed(mounted):
+        subprocess.run(["umount", "-l", str(target)], check=True)
 
 
 @pytest.fixture(scope="session", autouse=True)

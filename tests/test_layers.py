@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "iotune"
 
 #: bottom to top; a module belongs to the layer of its longest matching prefix
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("core", ("iotune.errors", "iotune.units")),
+    ("core", ("iotune.errors", "iotune.units", "iotune.processes")),
     ("vocabulary", ("iotune.codecs", "iotune.spec.model", "iotune.trials.records")),
     (
         "primitives",
@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("results", ("iotune.results",)),
     ("analysis", ("iotune.analysis",)),
     ("views", ("iotune.plot", "iotune.widgets", "iotune.notebook")),
-    ("api", ("iotune.api", "iotune.console")),
+    ("api", ("iotune.api", "iotune.console", "iotune.stopping")),
     ("entry", ("iotune.cli", "iotune.__main__", "iotune")),
 ]
 MAX_LINES = 400

@@ -9,6 +9,7 @@ host; if that dies too, the trial is recorded as failed and the sweep goes on.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tempfile
 import time
@@ -155,6 +156,7 @@ class DaskExecutor(Executor):
 
         self.per_host = per_host
         self._cluster = None
+        self._running: dict[Any, tuple[TrialTask, str | None, float]] = {}
         with dask.config.set(
             {
                 "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
@@ -198,6 +200,7 @@ class DaskExecutor(Executor):
         busy: dict[str, int] = {}
         running = as_completed()
         meta: dict[Any, tuple[TrialTask, str | None, float]] = {}
+        self._running = meta
         cpu_slots = max(1, len(self.client.scheduler_info()["workers"]))
 
         def fill() -> None:
@@ -248,6 +251,22 @@ class DaskExecutor(Executor):
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+    def abort(self) -> None:
+        """Cancel the sweep's tasks and stop the worker processes that run them.
+
+        A cluster of the sweep's own (LocalCluster, dask-jobqueue) is closed,
+        which ends its worker processes and jobs.  On a scheduler someone else
+        runs, the workers are restarted (a running task cannot be stopped any
+        other way) and the sweep's scratch is removed on every one of them.
+        """
+        tasks = [task for task, _host, _started in self._running.values()]
+        self.client.cancel(list(self._running), force=True)
+        if self._cluster is None and tasks:
+            self.client.restart(timeout=120, wait_for_workers=False)
+            for scratch in {task.scratch for task in tasks}:
+                self.client.run(shutil.rmtree, scratch, True)
+        self.close()
 
 
 def _outcome(future: Any, task: TrialTask, started: float) -> TrialResult:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import ctypes
 import os
-import signal
+
+from iotune.processes import die_with_parent, lead_group
 
 #: One BLAS/OpenMP thread: the synthetic field is generated with BLAS calls
 #: whose idle threads spin afterwards and steal a core from a concurrent
@@ -20,7 +21,6 @@ import signal
 WORKER_ENVIRON = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
-PR_SET_PDEATHSIG = 1
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc <malloc.h>
 #: Where glibc's adaptive mmap threshold tops out on 64-bit systems
 #: (DEFAULT_MMAP_THRESHOLD_MAX); it trims at twice the threshold.
@@ -56,24 +56,10 @@ def adaptive_malloc_thresholds() -> bool:
     )
 
 
-def die_with_parent() -> None:
-    """Have the kernel kill this worker when the sweep process dies (Linux).
-
-    A worker blocked on its task pipe would otherwise outlive a ``kill -9``
-    of the sweep for ever, holding its scratch files open.
-    """
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return  # not Linux: the worker ends when its pipe breaks, as before
-    if os.getppid() == 1:  # the parent died before prctl took effect
-        os._exit(1)
-
-
 def prepare_worker(backend: str) -> None:
-    """Runs first in a fresh worker: thread limits, then the backend's own fix-ups."""
+    """Runs first in a fresh worker: its lifetime, thread limits, the backend's fix-ups."""
     die_with_parent()
+    lead_group()
     for key, value in WORKER_ENVIRON.items():
         os.environ.setdefault(key, value)  # a user's explicit choice wins
     from iotune.backends import get_backend

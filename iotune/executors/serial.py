@@ -18,6 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from iotune.executors.base import Executor
 from iotune.executors.environ import prepare_worker
+from iotune.processes import stop_group
 from iotune.trials.records import TrialResult, TrialTask
 from iotune.trials.trial import run_trial, run_trial_captured
 
@@ -71,6 +72,16 @@ class SerialExecutor(Executor):
 
     def close(self) -> None:
         for pool in self._pools.values():
+            pool.shutdown(wait=True, cancel_futures=True)
+        self._pools.clear()
+
+    def abort(self) -> None:
+        """Stop each worker's process group (the worker, its writers, mpiexec and ranks)."""
+        for pool in self._pools.values():
+            # each worker leads its own group (prepare_worker); ProcessPoolExecutor
+            # has no public list of its processes before Python 3.14
+            for pid in list(getattr(pool, "_processes", None) or {}):
+                stop_group(pid)
             pool.shutdown(wait=True, cancel_futures=True)
         self._pools.clear()
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import MpiError, NotApplicable, UsageError, VerificationError
+from iotune.processes import with_parent
 from iotune.spec.model import Workload
 from iotune.trials.data import Field
 
@@ -179,8 +180,11 @@ def launch(
     jobfile, report = workdir / "job.json", workdir / "report.json"
     job = {**job, "report": str(report)}
     jobfile.write_text(json.dumps(job))
+    argv = launcher_command(launcher, int(job["params"]["nprocs"]))
+    if shutil.which(argv[0]) is None:  # said before setpriv would say it less clearly
+        raise UsageError(f"cannot start the MPI launcher {argv[0]!r}: not found")
     command = [
-        *launcher_command(launcher, int(job["params"]["nprocs"])),
+        *with_parent(argv),
         sys.executable,
         "-m",
         program,
@@ -188,7 +192,11 @@ def launch(
     ]
     try:
         done = subprocess.run(
-            command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+            command,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
         )
     except FileNotFoundError as err:
         raise UsageError(f"cannot start the MPI launcher {command[0]!r}: {err.strerror}") from err
@@ -199,7 +207,8 @@ def launch(
         raise MpiError(errors[0].read_text().strip())
     if done.returncode != 0 or not report.exists():
         tail = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
-        raise MpiError(f"{shlex.join(command[:3])} ... exited with {done.returncode}: {tail}")
+        shown = f"{shlex.join(argv)} python -m {program}"
+        raise MpiError(f"{shown} ... exited with {done.returncode}: {tail}")
     return json.loads(report.read_text())
 
 

@@ -29,6 +29,7 @@ from typing import IO, Any
 from iotune.backends import get_backend
 from iotune.backends.base import SlabBackend
 from iotune.errors import ConcurrencyError, one_line
+from iotune.processes import die_with_parent
 from iotune.trials import steps
 from iotune.trials.data import Field, slab_length
 from iotune.trials.records import TrialResult, TrialTask
@@ -201,4 +202,5 @@ def _child_op(
 
 
 if __name__ == "__main__":
+    die_with_parent()  # a kill -9 of the worker ends its writers too
     _child(sys.stdin, sys.stdout)

@@ -83,8 +83,9 @@ class Journal:
 class DirectoryLock:
     """An exclusive ``flock`` on ``<dir>/.iotune.lock`` for the life of a run.
 
-    The kernel drops it when the process dies, so a killed run never leaves
-    a stale lock behind.
+    The kernel drops it when the process dies, so a killed run never leaves a
+    lock that holds (only its empty file, which the next run reuses); a run
+    that ends, even by a signal, removes the file.
     """
 
     def __init__(self, directory: Path) -> None:
@@ -92,23 +93,36 @@ class DirectoryLock:
         self._fh: IO[str] | None = None
 
     def __enter__(self) -> DirectoryLock:
-        self._fh = self.path.open("a+", encoding="utf-8")
-        try:
-            fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._fh.seek(0)
-            owner = self._fh.read().strip() or "unknown"
-            self._fh.close()
-            raise LockError(
-                f"{self.path.parent} is in use by another iotune run (pid {owner})"
-            ) from None
+        while True:
+            self._fh = self.path.open("a+", encoding="utf-8")
+            try:
+                fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self._fh.seek(0)
+                owner = self._fh.read().strip() or "unknown"
+                self._fh.close()
+                raise LockError(
+                    f"{self.path.parent} is in use by another iotune run (pid {owner})"
+                ) from None
+            if self._still_linked():
+                break
+            self._fh.close()  # the run before us removed it meanwhile: lock the new file
         self._fh.seek(0)
         self._fh.truncate()
         self._fh.write(str(os.getpid()))
         self._fh.flush()
         return self
 
+    def _still_linked(self) -> bool:
+        assert self._fh is not None
+        try:
+            return self.path.stat().st_ino == os.fstat(self._fh.fileno()).st_ino
+        except FileNotFoundError:
+            return False
+
     def __exit__(self, *exc: object) -> None:
         if self._fh:
+            # removed while still held, so no other run can be between the two steps
+            self.path.unlink(missing_ok=True)
             fcntl.flock(self._fh, fcntl.LOCK_UN)
             self._fh.close()
