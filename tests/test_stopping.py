@@ -34,7 +34,7 @@ SERIAL = {
     "backend": "netcdf4",
     "parameters": {"chunks": [[8, 256, 256]], "codec": ["none", "zlib"], "level": 9},
     "read": {"patterns": ["full"]},
-    "measure": {"repeats": 3},
+    "measure": {"repeats": 2},
 }
 # MPI-IO: 1 MiB transfers first, then 4 KiB transfers of the same 256 MiB per repeat
 MPIIO = {
@@ -43,7 +43,7 @@ MPIIO = {
     "workload": {"shape": {"time": 256, "y": 512, "x": 512}, "dtype": "int32"},
     "backend": "mpiio",
     "parameters": {"nprocs": 2, "transfer_size": ["1MiB", "4KiB"], "io": "independent"},
-    "measure": {"repeats": 4},
+    "measure": {"repeats": 3},
 }
 
 
@@ -216,40 +216,59 @@ def test_slurm_kill_sequence_sigterm_then_sigkill_loses_nothing(tmp_path):
     assert not list(out.glob("iotune-scratch-*"))
 
 
-def test_kill_9_leaves_scratch_that_the_next_run_removes_and_says_so(tmp_path):
-    proc, spec, out = start(SERIAL, tmp_path)
-    seen = wait_mid_trial(proc, out, data="r*.nc")
+def kill_9_then_resume(spec: dict, tmp_path: Path, *extra: str, data: str) -> None:
+    proc, path, out = start(spec, tmp_path, *extra)
+    seen = wait_mid_trial(proc, out, data=data)
     proc.kill()
     proc.communicate()
     deadline = time.monotonic() + 10
     while alive(seen) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not alive(seen), "workers die with the sweep (PR_SET_PDEATHSIG)"
+    assert not alive(seen), f"processes outlived the sweep: {[cmdline(p) for p in alive(seen)]}"
     assert deleted_files_held(out) == []
     assert scratch_files(out), "nothing of iotune ran after SIGKILL: its scratch is still there"
     assert len(journal_ids(out)) == 1
-    done = resume(spec, out)
+    done = resume(path, out, *extra)
     assert "removed scratch left by an earlier run" in done.stderr
     assert not list(out.glob("iotune-scratch-*"))
 
 
-def test_sigterm_stops_a_dask_sweep_and_its_workers(tmp_path):
+def test_kill_9_leaves_scratch_that_the_next_run_removes_and_says_so(tmp_path):
+    kill_9_then_resume(SERIAL, tmp_path, data="r*.nc")
+
+
+def test_kill_9_of_a_dask_sweep(tmp_path):
+    kill_9_then_resume(SERIAL, tmp_path, "--workers", "1", data="r*.nc")
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_a_dask_sweep_and_its_workers(tmp_path, sig, code):
     proc, spec, out = start(SERIAL, tmp_path, "--workers", "1")
     seen = wait_mid_trial(proc, out, data="r*.nc")
-    elapsed, err = stop(proc, signal.SIGTERM)
-    check_stopped(proc, out, seen, elapsed, err, 143)
+    elapsed, err = stop(proc, sig)
+    check_stopped(proc, out, seen, elapsed, err, code)
     resume(spec, out, "--workers", "1")
 
 
-@pytest.mark.mpi
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_stops_launched_mpi_ranks(tmp_path, sig, code):
+def need_mpiexec() -> None:
     from iotune.mpi.launch import find_mpiexec
 
     if find_mpiexec() is None:
         if os.environ.get("IOTUNE_REQUIRE_MPI") == "1":
             pytest.fail("IOTUNE_REQUIRE_MPI=1 but no mpiexec (install the mpich wheel)")
         pytest.skip("no mpiexec: install the mpich wheel")
+
+
+@pytest.mark.mpi
+def test_kill_9_of_an_mpiio_sweep_ends_its_ranks(tmp_path):
+    need_mpiexec()
+    kill_9_then_resume(MPIIO, tmp_path, data="shared.dat")
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_launched_mpi_ranks(tmp_path, sig, code):
+    need_mpiexec()
     proc, spec, out = start(MPIIO, tmp_path)
     seen = wait_mid_trial(proc, out, data="shared.dat")
     assert any("mpi" in Path(f"/proc/{p}/cmdline").read_text() for p in alive(seen)), (
