@@ -20,7 +20,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("vocabulary", ("iotune.codecs", "iotune.spec.model", "iotune.trials.records")),
     (
         "primitives",
-        ("iotune.trials.measure", "iotune.trials.data", "iotune.trials.access", "iotune.mpi"),
+        (
+            "iotune.trials.measure",
+            "iotune.trials.data",
+            "iotune.trials.access",
+            "iotune.trials.precision",
+            "iotune.mpi",
+        ),
     ),
     ("backends", ("iotune.backends",)),
     ("spec", ("iotune.spec",)),

@@ -190,15 +190,25 @@ class LaunchedBackend(Backend):
         MpiError
             The launcher or a rank failed.
         """
+        import dataclasses
+
         from iotune.mpi import launch
+        from iotune.trials import precision
 
         params = task.trial.params
         data = workdir / "data"
         hints = dict(params.get("hint_values") or {})
         stripe, hints = launch.striped_directory(data, params, hints)
-        report = launch.launch_trial(
-            task, workdir, data, hints=hints, stripe=stripe, program=self.rank_program
-        )
         total = self.launched_bytes(params, task.workload)
-        launch.fill_result(result, report, total=total, ops=self.launched_ops(params))
-        result.stored = launch.stored_info(report, task=task, hints=hints, stripe=stripe)
+        first = None
+        # adaptive repeats: a launch per batch, each with its own untimed warm-up repeat
+        for count in precision.batches(task.measure, result):
+            measure = dataclasses.replace(task.measure, repeats=count, adaptive=False)
+            batch = dataclasses.replace(task, measure=measure)
+            report = launch.launch_trial(
+                batch, workdir, data, hints=hints, stripe=stripe, program=self.rank_program
+            )
+            launch.fill_result(result, report, total=total, ops=self.launched_ops(params))
+            first = first or report
+        assert first is not None
+        result.stored = launch.stored_info(first, task=task, hints=hints, stripe=stripe)

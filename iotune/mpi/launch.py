@@ -178,6 +178,7 @@ def launch(
         The launcher failed or a rank reported an error.
     """
     jobfile, report = workdir / "job.json", workdir / "report.json"
+    report.unlink(missing_ok=True)  # an earlier launch's must not pass for this one's
     job = {**job, "report": str(report)}
     jobfile.write_text(json.dumps(job))
     argv = launcher_command(launcher, int(job["params"]["nprocs"]))

@@ -130,6 +130,7 @@ def serve(jobfile: str, make_rank: type[RankProgram]) -> None:
     comm = MPI.COMM_WORLD
     try:
         rank = make_rank(job, comm)
+        repeat(rank, job)  # untimed warm-up: first-touch faults, MPI-IO and library set-up
         repeats = [repeat(rank, job) for _ in range(job["measure"]["repeats"])]
         if comm.Get_rank() == 0:
             report = {"ranks": comm.Get_size(), "repeats": repeats}

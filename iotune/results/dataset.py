@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import ResultsError
+from iotune.spec.model import MeasureSpec
 from iotune.trials.plan import Plan
 from iotune.trials.records import TrialResult
 
@@ -67,7 +68,7 @@ def to_dataset(
     sweep = plan.sweep
     pdims = plan.dims
     shape = tuple(len(plan.coords[d]) for d in pdims)
-    patterns, repeats = sweep.read.patterns, sweep.measure.repeats
+    patterns, repeats = sweep.read.patterns, sweep.measure.most
     arrays = _empty(shape, len(patterns), repeats)
     trials = {t.id: t for t in plan.trials}
     for point in plan.points:
@@ -79,6 +80,7 @@ def to_dataset(
             done.get(point.trial_id) if point.trial_id else None,
             patterns,
             trials,
+            sweep.measure,
         )
     concurrency = any("concurrency" in t.params for t in plan.trials)
     data_vars = _variables(arrays, pdims, concurrency=concurrency)
@@ -103,7 +105,16 @@ _PATTERN_VARS = {
     "read_bytes": ("bytes", "bytes delivered per read"),
     "read_ops": ("1", "selections per read"),
 }
+_INTERVAL = "95 % confidence bound of the median over repeats (order statistics)"
+_PATTERN_VARS |= {
+    "read_MiBps_ci_low": ("MiB/s", f"read throughput: lower {_INTERVAL}"),
+    "read_MiBps_ci_high": ("MiB/s", f"read throughput: upper {_INTERVAL}"),
+}
 _POINT_VARS = {
+    "write_MiBps_ci_low": ("MiB/s", f"write throughput: lower {_INTERVAL}"),
+    "write_MiBps_ci_high": ("MiB/s", f"write throughput: upper {_INTERVAL}"),
+    "repeats_used": ("1", "timed repeats the trial ran (after its untimed warm-up)"),
+    "repeats_stop": (None, "why the repeats stopped: fixed, precision or max_repeats"),
     "file_bytes": ("bytes", "stored size"),
     "ratio": ("1", "compression ratio (raw/stored)"),
     "status": (None, "ok, failed, not_applicable or pending"),
@@ -152,8 +163,13 @@ def _empty(shape: tuple[int, ...], npat: int, nrep: int) -> dict[str, np.ndarray
     arrays["read_bytes"] = np.full((*shape, npat), np.nan)
     arrays["read_ops"] = np.full((*shape, npat), np.nan)
     arrays["file_bytes"] = np.full(shape, np.nan)
+    arrays["repeats_used"] = np.full(shape, np.nan)
+    for name in ("write_MiBps_ci_low", "write_MiBps_ci_high"):
+        arrays[name] = np.full(shape, np.nan)
+    for name in ("read_MiBps_ci_low", "read_MiBps_ci_high"):
+        arrays[name] = np.full((*shape, npat), np.nan)
     arrays["ratio"] = np.full(shape, np.nan)
-    for name in ("status", "error", "trial_id", "effective"):
+    for name in ("status", "error", "trial_id", "effective", "repeats_stop"):
         arrays[name] = np.full(shape, "", dtype=object)
     return arrays
 
@@ -165,6 +181,7 @@ def _fill(
     result: TrialResult | None,
     patterns: tuple[str, ...],
     trials: Mapping[str, Any],
+    measure: MeasureSpec,
 ) -> None:
     if not point.applicable:
         arrays["status"][index], arrays["error"][index] = "not_applicable", point.reason
@@ -178,10 +195,11 @@ def _fill(
     arrays["status"][index], arrays["error"][index] = result.status, result.error
     if result.status != "ok":
         return
+    n = len(result.write)
     for name, (key, *_rest) in (_WRITE_VARS | _PER_PROCESS_VARS).items():
         if name.startswith("write"):
             # one process alone is its own per-process figure
-            arrays[name][index] = [w.get(key, w["MiBps"]) for w in result.write]
+            arrays[name][(*index, slice(0, n))] = [w.get(key, w["MiBps"]) for w in result.write]
     unread = [pattern for pattern in patterns if not result.reads.get(pattern)]
     if unread:  # launched ranks read back only what they wrote, as "full"
         arrays["error"][index] = (
@@ -195,15 +213,52 @@ def _fill(
         for name, (key, *_rest) in (_READ_VARS | _PER_PROCESS_VARS).items():
             if not name.startswith("write"):
                 fallback = "MiBps" if name.endswith("per_process") else None
-                arrays[name][(*index, p)] = [r.get(key, r.get(fallback, np.nan)) for r in runs]
-        arrays["read_cache"][(*index, p)] = [r["cache"] for r in runs]
+                values = [r.get(key, r.get(fallback, np.nan)) for r in runs]
+                arrays[name][(*index, p, slice(0, len(runs)))] = values
+        arrays["read_cache"][(*index, p, slice(0, len(runs)))] = [r["cache"] for r in runs]
         arrays["read_bytes"][(*index, p)] = runs[0]["bytes"]
         arrays["read_ops"][(*index, p)] = runs[0]["ops"]
     arrays["file_bytes"][index] = result.file_bytes
     arrays["ratio"][index] = result.raw_bytes / result.file_bytes
+    _fill_intervals(arrays, index, result, patterns, measure)
+
+
+def _fill_intervals(
+    arrays: dict[str, np.ndarray],
+    index: tuple,
+    result: TrialResult,
+    patterns: tuple[str, ...],
+    measure: MeasureSpec,
+) -> None:
+    """The 95 % interval of each median, how many repeats ran, and why they stopped."""
+    from iotune.trials import precision
+
+    found = precision.series(result)
+    names = {"write": ("write_MiBps_ci_low", "write_MiBps_ci_high", index)}
+    for p, pattern in enumerate(patterns):
+        names[f"read:{pattern}"] = ("read_MiBps_ci_low", "read_MiBps_ci_high", (*index, p))
+    for metric, (low, high, where) in names.items():
+        interval = precision.median_interval(found.get(metric, []))
+        if interval is not None:
+            arrays[low][where], arrays[high][where] = interval
+    arrays["repeats_used"][index] = len(result.write)
+    if not measure.adaptive:
+        arrays["repeats_stop"][index] = "fixed"
+    elif precision.precise(result, measure.precision):
+        arrays["repeats_stop"][index] = "precision"
+    else:
+        arrays["repeats_stop"][index] = "max_repeats"
+
+
+WARMUP = (
+    "one untimed write and read of the trial's size before the first timed repeat: "
+    "per backend in each worker process, per MPI launch, per set of concurrent processes"
+)
 
 
 def _attrs(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[str, str]) -> dict:
+    from iotune.trials import precision
+
     sweep = plan.sweep
     starts = [r.started for r in done.values() if r.started]
     ends = [r.ended for r in done.values() if r.ended]
@@ -220,7 +275,15 @@ def _attrs(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[str,
         "backends": " ".join(sweep.backends),
         "workload": json.dumps(sweep.workload.to_dict()),
         "raw_bytes": sweep.workload.nbytes,
-        "repeats": sweep.measure.repeats,
+        "repeats": sweep.measure.most,
+        "repeats_mode": "auto" if sweep.measure.adaptive else "fixed",
+        "interval_method": precision.METHOD,
+        "warmup": WARMUP,
+        **(
+            {"precision": sweep.measure.precision, "max_repeats": sweep.measure.max_repeats}
+            if sweep.measure.adaptive
+            else {}
+        ),
         "cache": sweep.measure.cache,
         "fsync": str(sweep.measure.fsync).lower(),
         "max_cold_residency": sweep.measure.max_cold_residency,

@@ -47,7 +47,7 @@ def extras(plan: Plan, done: Mapping[str, TrialResult]) -> tuple[dict[str, Any],
         return {}, {}
     pdims = plan.dims
     shape = tuple(len(plan.coords[d]) for d in pdims)
-    patterns, repeats = plan.sweep.read.patterns, plan.sweep.measure.repeats
+    patterns, repeats = plan.sweep.read.patterns, plan.sweep.measure.most
     text = {name: np.full(shape, "", dtype=object) for name in _TEXT_VARS}
     write = np.full((*shape, repeats), np.nan)
     read = np.full((*shape, len(patterns), repeats), np.nan)
@@ -62,11 +62,15 @@ def extras(plan: Plan, done: Mapping[str, TrialResult]) -> tuple[dict[str, Any],
         text["hints_effective"][index] = json.dumps(info["hints_effective"], sort_keys=True)
         text["hints_ignored"][index] = json.dumps(info["hints_ignored"], sort_keys=True)
         text["stripe_layout"][index] = json.dumps(info["stripe"], sort_keys=True)
-        write[index] = [w.get("s_fastest_rank", np.nan) for w in result.write]
+        write[(*index, slice(0, len(result.write)))] = [
+            w.get("s_fastest_rank", np.nan) for w in result.write
+        ]
         for p, pattern in enumerate(patterns):
             runs = result.reads.get(pattern, [])
             if runs:
-                read[(*index, p)] = [r.get("s_fastest_rank", np.nan) for r in runs]
+                read[(*index, p, slice(0, len(runs)))] = [
+                    r.get("s_fastest_rank", np.nan) for r in runs
+                ]
     data_vars: dict[str, Any] = {
         name: (pdims, text[name], {"long_name": long}) for name, long in _TEXT_VARS.items()
     }

@@ -111,10 +111,26 @@ class ReadSpec:
 
 @dataclass(frozen=True)
 class MeasureSpec:
+    """How each trial is measured.
+
+    With ``adaptive`` (``repeats: auto``) a trial repeats until the 95 %
+    confidence interval of each metric's median is within ``precision`` of
+    the median, or ``max_repeats`` is reached; ``repeats`` is then unused.
+    """
+
     repeats: int = 3
     cache: str = "cold"
     fsync: bool = True
     max_cold_residency: float = 0.05
+    # repr=False keeps the digest of sweeps with fixed repeats as it always was
+    adaptive: bool = field(default=False, repr=False)
+    precision: float = field(default=0.05, repr=False)
+    max_repeats: int = field(default=20, repr=False)
+
+    @property
+    def most(self) -> int:
+        """The largest number of timed repeats a trial may take."""
+        return self.max_repeats if self.adaptive else self.repeats
 
 
 @dataclass(frozen=True)
@@ -146,6 +162,11 @@ class Sweep:
             "parameters": [(p.name, p.labels(), p.swept) for p in self.parameters],
             "read": repr(self.read),
             "measure": repr(self.measure),
+            **(
+                {"adaptive": [self.measure.precision, self.measure.max_repeats]}
+                if self.measure.adaptive
+                else {}
+            ),
         }
         if any(self.hints.values()):  # only then, so older sweeps keep their digest
             data["hints"] = self.hints

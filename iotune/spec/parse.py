@@ -31,6 +31,7 @@ from iotune.spec.model import (
     Workload,
 )
 from iotune.spec.parameters import parse_parameters
+from iotune.trials.precision import MIN_AUTO_REPEATS
 
 # --- small parse helpers ----------------------------------------------------
 
@@ -137,19 +138,45 @@ def parse_read(value: object, workload: Workload) -> ReadSpec:
 
 
 def parse_measure(value: object) -> MeasureSpec:
-    data = mapping(section(value), "measure", ("repeats", "cache", "fsync", "max_cold_residency"))
+    keys = ("repeats", "cache", "fsync", "max_cold_residency", "precision", "max_repeats")
+    data = mapping(section(value), "measure", keys)
     fsync = data.get("fsync", True)
     if not isinstance(fsync, bool):
         raise fail("measure.fsync", f"expected true or false, got {fsync!r}")
     limit = data.get("max_cold_residency", 0.05)
     if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 <= limit <= 1:
         raise fail("measure.max_cold_residency", f"{limit!r} is not a fraction in [0, 1]")
-    return MeasureSpec(
-        repeats=integer(data.get("repeats", 3), "measure.repeats", minimum=1, maximum=1000),
-        cache=choice(data.get("cache", "cold"), "measure.cache", CACHE_MODES),
-        fsync=fsync,
-        max_cold_residency=float(limit),
+    common = {
+        "cache": choice(data.get("cache", "cold"), "measure.cache", CACHE_MODES),
+        "fsync": fsync,
+        "max_cold_residency": float(limit),
+    }
+    if data.get("repeats") != "auto":
+        for key in ("precision", "max_repeats"):
+            if key in data:
+                raise fail(f"measure.{key}", "only used with repeats: auto")
+        repeats = integer(data.get("repeats", 3), "measure.repeats", minimum=1, maximum=1000)
+        return MeasureSpec(repeats=repeats, **common)
+    most = integer(
+        data.get("max_repeats", 20), "measure.max_repeats", minimum=MIN_AUTO_REPEATS, maximum=1000
     )
+    return MeasureSpec(
+        adaptive=True, precision=_precision(data.get("precision", 0.05)), max_repeats=most, **common
+    )
+
+
+def _precision(value: object) -> float:
+    """``5%`` or ``0.05``: the CI half-width allowed, relative to the median."""
+    allowed = "allowed: a percentage like 5% or a fraction in (0, 1)"
+    number: object = value
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            number = float(value.strip()[:-1]) / 100
+        except ValueError:
+            raise fail("measure.precision", f"{value!r} is not a number; {allowed}") from None
+    if isinstance(number, bool) or not isinstance(number, int | float) or not 0 < number < 1:
+        raise fail("measure.precision", f"{value!r} is not allowed; {allowed}")
+    return float(number)
 
 
 def parse_backends(value: object) -> tuple[str, ...]:

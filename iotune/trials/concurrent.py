@@ -30,7 +30,7 @@ from iotune.backends import get_backend
 from iotune.backends.base import SlabBackend
 from iotune.errors import ConcurrencyError, one_line
 from iotune.processes import die_with_parent
-from iotune.trials import steps
+from iotune.trials import precision, steps
 from iotune.trials.data import Field, slab_length
 from iotune.trials.records import TrialResult, TrialTask
 
@@ -50,22 +50,30 @@ def run_concurrent(task: TrialTask, workdir: Path, result: TrialResult, nprocs: 
     children = [_start(task, workdir / f"p{k}", k) for k in range(nprocs)]
     try:
         _gather(children, "ready")
-        for repeat in range(task.measure.repeats):
-            writes = _all(children, {"op": "write", "repeat": repeat})
-            result.write.append(_combine(writes, task.workload.nbytes))
-            result.file_bytes = writes[0]["file_bytes"]
-            result.stored = writes[0]["stored"]
-            files = [Path(f) for w in writes for f in w["files"]]
-            for pattern in task.read.patterns:
-                cache, fraction = steps.prepare_cache(task, files)
-                reads = _all(children, {"op": "read", "repeat": repeat, "pattern": pattern})
-                entry = _combine(reads, None)
-                entry |= {"resident_fraction": fraction, "cache": cache}
-                result.reads.setdefault(pattern, []).append(entry)
-            _all(children, {"op": "remove", "repeat": repeat})
+        _round(children, task, TrialResult(task.trial.id, "ok"), "warm-up")  # untimed
+        for repeat in precision.repeat_indices(task.measure, result):
+            _round(children, task, result, repeat)
     finally:
         for child in children:
             _stop(child)
+
+
+def _round(
+    children: list[subprocess.Popen], task: TrialTask, result: TrialResult, repeat: int | str
+) -> None:
+    """Every process writes, then (after the parent evicted them) reads its file once."""
+    writes = _all(children, {"op": "write", "repeat": repeat})
+    result.write.append(_combine(writes, task.workload.nbytes))
+    result.file_bytes = writes[0]["file_bytes"]
+    result.stored = writes[0]["stored"]
+    files = [Path(f) for w in writes for f in w["files"]]
+    for pattern in task.read.patterns:
+        cache, fraction = steps.prepare_cache(task, files)
+        reads = _all(children, {"op": "read", "repeat": repeat, "pattern": pattern})
+        entry = _combine(reads, None)
+        entry |= {"resident_fraction": fraction, "cache": cache}
+        result.reads.setdefault(pattern, []).append(entry)
+    _all(children, {"op": "remove", "repeat": repeat})
 
 
 def _combine(runs: list[dict[str, Any]], write_bytes: int | None) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from iotune.backends import get_backend
 from iotune.backends.base import LaunchedBackend, SlabBackend
 from iotune.errors import one_line
-from iotune.trials import measure, steps
+from iotune.trials import measure, precision, steps
 from iotune.trials.concurrent import run_concurrent
 from iotune.trials.records import TrialResult, TrialTask
 
@@ -46,7 +46,8 @@ def run_trial(task: TrialTask) -> TrialResult:
             run_concurrent(task, workdir, result, nprocs)
         else:
             assert isinstance(backend, SlabBackend)
-            for repeat in range(task.measure.repeats):
+            warm_up(task, backend, workdir)
+            for repeat in precision.repeat_indices(task.measure, result):
                 steps.one_repeat(task, backend, workdir / f"r{repeat}{backend.suffix}", result)
     except Exception as err:  # a trial must never stop the sweep
         result.status, result.error = "failed", one_line(err) + _storage_hint(workdir)
@@ -104,3 +105,21 @@ def _storage_hint(workdir: Path) -> str:
     if limit != resource.RLIM_INFINITY and sizes and max(sizes) >= limit - 64 * 1024:
         return f" [file size limit reached: RLIMIT_FSIZE (ulimit -f) is {limit} bytes]"
     return ""
+
+
+#: backends whose first trial in this process has run its warm-up
+_WARMED: set[str] = set()
+
+
+def warm_up(task: TrialTask, backend: SlabBackend, workdir: Path) -> None:
+    """One untimed write and read of the trial's size, once per backend and process.
+
+    The first repeat in a fresh process otherwise pays for first-touch page
+    faults of its buffers, lazy library initialisation and cold allocator
+    arenas, and stands out from the others.
+    """
+    if task.trial.backend in _WARMED:
+        return
+    scratch = TrialResult(task.trial.id, "ok")
+    steps.one_repeat(task, backend, workdir / f"warm-up{backend.suffix}", scratch)
+    _WARMED.add(task.trial.backend)
