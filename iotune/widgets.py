@@ -2,7 +2,9 @@
 
 ``iotune.explore(ds)`` shows controls for the metric, the x parameter, the
 hue and facet parameters and the statistic over repeats, a dropdown or slider
-for every other dimension, a figure and a table of the best configurations.
+for every other dimension, a figure and a table of the best configurations,
+with whether the best beats the runner-up beyond the noise of the repeats (as
+``iotune recommend`` says it).
 Changing any control redraws the figure and the table in place.  ipywidgets
 and matplotlib are imported only when an explorer is made.
 """
@@ -19,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import UsageError
-from iotune.results.accessor import value_label  # and ds.iotune
+from iotune.results.accessor import label, plain, value_label  # and ds.iotune
+from iotune.results.stats import ALPHA, Separation, separate
 from iotune.units import format_number
 
 if TYPE_CHECKING:
@@ -244,20 +247,65 @@ class Explorer:
 
     def best(self) -> list[dict[str, Any]]:
         """The best N configurations of the metric, best first (pattern held as chosen)."""
-        da = _statistic(self.ds[self.metric.value], self.stat.value)
-        if "pattern" in da.dims:
-            da = da.sel(pattern=self.fixed["pattern"].value)
-        lower = self.ds[self.metric.value].attrs.get("units") in LOWER_IS_BETTER
-        flat = da.stack(point=list(da.dims)) if da.dims else da.expand_dims(point=[0])
-        values = flat.values
-        order = [i for i in np.argsort(values if lower else -values) if np.isfinite(values[i])]
+        flat, dims, order = self._ranked()
         rows = []
         for i in order[: self.top.value]:
             point = flat.isel(point=int(i))
-            row = {str(d): value_label(str(d), point[d].values) for d in da.dims}
-            row[self.metric.value] = float(values[i])
+            row = {d: value_label(d, point[d].values) for d in dims}
+            row[self.metric.value] = float(flat.values[i])
             rows.append(row)
         return rows
+
+    def separation(self, alpha: float = ALPHA) -> Separation | None:
+        """The best configuration against the runner-up: a rank test over their repeats.
+
+        As ``iotune recommend`` says it (:class:`iotune.results.stats.Separation`), in the
+        metric's direction (seconds and bytes: lower is better).  ``None`` when the
+        metric has no repeats or fewer than two configurations have a value.
+        """
+        metric = self.metric.value
+        flat, dims, order = self._ranked()
+        if "repeat" not in self.ds[metric].dims or len(order) < 2:
+            return None
+        where = [{d: flat[d].values[i] for d in dims} for i in order[:2]]
+        repeats = [self._at_pattern(self.ds[metric]).sel(w).values for w in where]
+        units = self.ds[metric].attrs.get("units", "")
+        return separate(
+            *repeats,
+            runner_up=label({d: plain(v) for d, v in where[1].items()}),
+            quantity=metric,
+            unit=units,
+            larger=units not in LOWER_IS_BETTER,
+            alpha=alpha,
+            intervals_overlap=self._intervals_overlap(where),
+        )
+
+    def _intervals_overlap(self, where: list[dict[str, Any]]) -> dict[str, bool]:
+        """Whether the metric's confidence intervals at two points overlap, where there are any."""
+        metric = self.metric.value
+        names = (f"{metric}_ci_low", f"{metric}_ci_high")
+        if not all(n in self.ds for n in names):
+            return {}
+        (lo1, hi1), (lo2, hi2) = (
+            [float(self._at_pattern(self.ds[n]).sel(w)) for n in names] for w in where
+        )
+        if not (lo1 <= hi1 and lo2 <= hi2):  # NaN: no interval at one of them
+            return {}
+        return {metric: lo1 <= hi2 and lo2 <= hi1}
+
+    def _ranked(self) -> tuple[xr.DataArray, list[str], list[int]]:
+        """The statistic over one ``point`` dimension, its dims, and the points best first."""
+        da = self._at_pattern(_statistic(self.ds[self.metric.value], self.stat.value))
+        lower = self.ds[self.metric.value].attrs.get("units") in LOWER_IS_BETTER
+        dims = [str(d) for d in da.dims]
+        flat = da.stack(point=dims) if dims else da.expand_dims(point=[0])
+        values = flat.values
+        order = [int(i) for i in np.argsort(values if lower else -values) if np.isfinite(values[i])]
+        return flat, dims, order
+
+    def _at_pattern(self, da: xr.DataArray) -> xr.DataArray:
+        """``da`` at the pattern chosen, if it has patterns."""
+        return da.sel(pattern=self.fixed["pattern"].value) if "pattern" in da.dims else da
 
     def _best_table(self) -> str:
         rows = self.best()
@@ -269,6 +317,8 @@ class Explorer:
             head += f", pattern={self.fixed['pattern'].value}"
         if not rows:
             return f"<b>{html.escape(head)}</b><p>no successful trials</p>"
+        sep = self.separation()
+        verdict = "" if sep is None else f"<p class='iotune-separation'>{html.escape(sep.text)}</p>"
         cols = list(rows[0])
         cells = "".join(f"<th>{html.escape(c)}</th>" for c in ["#", *cols])
         body = "".join(
@@ -279,7 +329,8 @@ class Explorer:
             for n, row in enumerate(rows, 1)
         )
         style = "<style>.iotune-best td, .iotune-best th {padding: 0 0.8em 0 0}</style>"
-        return f"{style}<b>{html.escape(head)}</b><table><tr>{cells}</tr>{body}</table>"
+        table = f"<table><tr>{cells}</tr>{body}</table>"
+        return f"{style}<b>{html.escape(head)}</b>{table}{verdict}"
 
 
 def _fixed_control(w: Any, ds: xr.Dataset, dim: str) -> Any:

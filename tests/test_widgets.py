@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import numpy as np
@@ -138,3 +139,67 @@ def test_unknown_metric_is_a_usage_error(ds) -> None:
 def test_displays_as_a_widget(ds) -> None:
     bundle = iotune.explore(ds)._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+WINNER = {"chunks": "16x16x16", "codec": "none", "chunk_cache": 64 * 2**20}
+RUNNER = {"chunks": "1x64x64", "codec": "zlib", "chunk_cache": 2**20}
+
+
+@pytest.fixture
+def six(fake_results):
+    """Six repeats; write throughput of WINNER and RUNNER set, every other point far slower."""
+    ds = fake_results({"parameters.chunk_cache": ["1MiB", "64MiB"], "measure.repeats": 6}, seed=4)
+    ds["write_MiBps"][:] = np.arange(6.0)  # 0 to 5 MiB/s
+    ds["write_MiBps"].loc[WINNER] = [100, 104, 98, 102, 101, 103]
+    ds["write_MiBps"].loc[RUNNER] = [90, 92, 91, 89, 93, 88]
+    return ds
+
+
+def test_the_table_says_whether_the_best_beats_the_runner_up(six) -> None:
+    ex = iotune.explore(six)
+    sep = ex.separation()
+    assert sep is not None and sep.beats is True
+    assert sep.p_value == pytest.approx(1 / 924)  # complete separation of 6 and 6
+    assert sep.text == (
+        "the winner beats the runner-up (chunks=1x64x64 codec=zlib chunk_cache=1MiB, 10.8% "
+        "slower) beyond noise: one-sided Mann-Whitney p = 0.0011 over 6 and 6 repeats"
+    )
+    assert "<p class='iotune-separation'>" + html.escape(sep.text) + "</p>" in ex.table.value
+    # as iotune recommend says it
+    assert six.iotune.best("write").separation.text == sep.text
+    six["write_MiBps"].loc[RUNNER] = [103, 97, 101, 104, 99, 100]  # interleaved now
+    ex.update()
+    assert ex.separation().beats is False
+    assert "the winner is not separable from the runner-up (chunks=1x64x64" in ex.table.value
+    assert "measure more repeats (measure.repeats: auto)" in ex.table.value
+
+
+def test_the_separation_follows_the_metric_and_its_direction(six) -> None:
+    six["write_s"][:] = 50.0 + np.arange(6.0)
+    six["write_s"].loc[WINNER] = [1.0, 1.1, 1.2, 1.05, 1.15, 1.12]  # seconds: lowest wins
+    six["write_s"].loc[RUNNER] = [2.0, 2.1, 2.2, 2.05, 2.15, 2.12]
+    ex = iotune.explore(six, metric="write_s")
+    sep = ex.separation()
+    assert sep.beats is True and sep.unit == "s"
+    assert "(chunks=1x64x64 codec=zlib chunk_cache=1MiB, 90.1% slower) beyond noise" in sep.text
+    ex.metric.value = "read_MiBps"
+    ex.fixed["pattern"].value = "timeseries"
+    sep = ex.separation()
+    rows = ex.best()
+    assert sep.quantity == "read_MiBps" and sep.repeats == (6, 6)
+    assert sep.runner_up == " ".join(
+        f"{d}={rows[1][d]}" for d in ("chunks", "codec", "chunk_cache")
+    )
+    ex.metric.value = "file_bytes"  # no repeats: nothing to test
+    assert ex.separation() is None
+    assert "iotune-separation" not in ex.table.value
+
+
+def test_the_separation_reports_confidence_intervals(six) -> None:
+    for end, winner, runner in (("low", 99.0, 89.0), ("high", 103.0, 100.0)):
+        six[f"write_MiBps_ci_{end}"].loc[WINNER] = winner
+        six[f"write_MiBps_ci_{end}"].loc[RUNNER] = runner
+    sep = iotune.explore(six).separation()
+    assert sep.intervals_overlap == {"write_MiBps": True}
+    assert sep.beats is True  # the rank test decides
+    assert sep.text.endswith("; their confidence intervals of the median overlap")

@@ -3,7 +3,8 @@
 Reads only the results Dataset, through ``ds.iotune``: objectives, weights and
 constraints are :mod:`iotune.results.objective`'s, and the ranking is
 ``ds.iotune.rank`` (``ds.iotune.best`` is its winner).  The winner is compared
-with the runner-up over the spread of the repeats and with the sweep's baseline
+with the runner-up by a one-sided Mann-Whitney test over their repeats
+(:class:`iotune.results.stats.Separation`) and with the sweep's baseline
 (contiguous, no compression, library defaults), and comes with exports to paste.
 """
 
@@ -20,7 +21,7 @@ from iotune.analysis.points import empty_hint_sets, hints_of, target_of
 from iotune.errors import RecommendError
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.objective import Candidate
-from iotune.units import format_number
+from iotune.results.stats import ALPHA
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -39,7 +40,12 @@ BASELINE = {
 
 @dataclass
 class Recommendation:
-    """What :func:`recommend` found; ``to_dict`` is its JSON form."""
+    """What :func:`recommend` found; ``to_dict`` is its JSON form.
+
+    ``separated`` is the winner's verdict against the runner-up (``None``: no
+    runner-up, or too few repeats to tell) and ``separation`` says it in one line;
+    the figures of the test are ``winner.separation``.
+    """
 
     weights: dict[str, float]
     winner: Candidate
@@ -66,6 +72,7 @@ def recommend(
     max_size: int | str | None = None,
     max_ratio_loss: float | str | None = None,
     variable: str | None = None,
+    alpha: float = ALPHA,
 ) -> Recommendation:
     """Pick the best configuration of a sweep, its runner-up and exports to paste.
 
@@ -87,6 +94,8 @@ def recommend(
     variable
         Variable name in the exports; default the workload's own (user data)
         or ``data``.
+    alpha
+        Significance level of the winner against the runner-up.
 
     Returns
     -------
@@ -95,19 +104,19 @@ def recommend(
     Raises
     ------
     RecommendError
-        An unknown metric, a bad weight or constraint, or no configuration left.
+        An unknown metric, a bad weight, constraint or ``alpha``, or no configuration left.
     """
     from iotune.results.dataset import open_results
 
     ds = open_results(results) if isinstance(results, str | Path) else results
     ranking = ds.iotune.rank(
-        objective, weights=weights, max_size=max_size, max_ratio_loss=max_ratio_loss
+        objective, weights=weights, max_size=max_size, max_ratio_loss=max_ratio_loss, alpha=alpha
     )
     chosen, kept = ranking.objective.weights, ranking.ranked
     winner, runner = kept[0], kept[1] if len(kept) > 1 else None
     baseline, note = _baseline(ds, ranking.candidates, winner)
     repeats = int(ds.sizes.get("repeat", 1))
-    separated, separation = _separation(winner, runner, chosen, repeats)
+    sep = ranking.separation
     speedup = {}
     if baseline is not None:
         speedup = {m: winner.median[m] / baseline.median[m] for m in chosen}
@@ -118,8 +127,8 @@ def recommend(
         runner_up=runner,
         baseline=baseline,
         baseline_note=note,
-        separated=separated,
-        separation=separation,
+        separated=None if sep is None else sep.beats,
+        separation="only one configuration met the constraints" if sep is None else sep.text,
         speedup=speedup,
         constraints=ranking.objective.limits,
         candidates=len(kept),
@@ -160,32 +169,6 @@ def _baseline(
     if missing:
         note += "; " + "; ".join(missing)
     return best, note
-
-
-def _separation(
-    winner: Candidate, runner: Candidate | None, weights: Mapping[str, float], repeats: int
-) -> tuple[bool | None, str]:
-    if runner is None:
-        return None, "only one configuration met the constraints"
-    if repeats < 2:
-        return None, "cannot tell: one repeat per configuration, so no spread to compare"
-    if len(weights) == 1:
-        (m,) = weights
-        lo, hi = winner.low[m], runner.high[m]
-        unit = "MiB/s"
-    else:
-        lo, hi, unit = winner.score_low, runner.score_high, "(score)"
-    slowest, fastest = f"{format_number(lo)} {unit}", f"{format_number(hi)} {unit}"
-    if lo > hi:
-        return True, (
-            f"separated: the winner's slowest repeat ({slowest}) beats the "
-            f"runner-up's fastest ({fastest}) over {repeats} repeats"
-        )
-    return False, (
-        f"within noise: the winner's slowest repeat ({slowest}) does not beat the "
-        f"runner-up's fastest ({fastest}) over {repeats} repeats; either is a sound "
-        "choice, or rerun with more repeats"
-    )
 
 
 def _jsonable(value: Any) -> Any:

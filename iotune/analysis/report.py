@@ -29,12 +29,21 @@ _TITLES = {
 
 
 def render_json(rec: Recommendation) -> str:
-    """The recommendation as JSON, for scripts."""
+    """The recommendation as JSON, for scripts.
+
+    ``separated`` and ``separation`` (the one line of :func:`render_text`) say whether
+    the winner beats the runner-up beyond noise; ``winner.separation`` holds the rank
+    test's figures (``p_value``, ``repeats``, ``shift``, ``difference``, ...).
+    """
     return json.dumps(rec.to_dict(), indent=1)
 
 
 def render_text(rec: Recommendation) -> str:
-    """The recommendation for a terminal: winner, runner-up, baseline, then every export."""
+    """The recommendation for a terminal: winner, runner-up, baseline, then every export.
+
+    Under the runner-up one line says whether the winner beats it beyond noise (a
+    one-sided Mann-Whitney test over their repeats, :class:`iotune.results.stats.Separation`).
+    """
     objective = ", ".join(f"{m}={w:g}" for m, w in rec.weights.items())
     if len(rec.weights) == 1:
         objective = next(iter(rec.weights))

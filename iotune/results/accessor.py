@@ -8,6 +8,7 @@ imported::
     ds.iotune.swept                      # ("chunks", "codec")
     ds.iotune.median("write")            # write_MiBps, median of the repeats
     ds.iotune.best("read:timeseries", max_size="64MiB").label
+    ds.iotune.best("write").separation.text  # beats the runner-up beyond noise?
     ds.iotune.points(frame=True)         # one row per grid point
 
 A DataArray gets ``da.iotune.median(dim="repeat")`` and ``da.iotune.spread()``.
@@ -28,13 +29,12 @@ from iotune.errors import RecommendError, ResultsError
 from iotune.results.objective import (
     Candidate,
     Ranking,
-    constrain,
+    figures,
     parse_objective,
-    ranked,
-    scores,
     split_metric,
 )
-from iotune.results.stats import nanmedian, spread
+from iotune.results.objective import rank as rank_candidates
+from iotune.results.stats import ALPHA, nanmedian, spread
 from iotune.units import format_size
 
 if TYPE_CHECKING:
@@ -284,6 +284,7 @@ class IotuneAccessor:
         weights: str | Mapping[str, float] | None = None,
         max_size: int | str | None = None,
         max_ratio_loss: float | str | None = None,
+        alpha: float = ALPHA,
     ) -> Ranking:
         """Every successful point scored under an objective, and those within the limits ranked.
 
@@ -300,11 +301,13 @@ class IotuneAccessor:
         max_ratio_loss
             Fraction from 0 to 1: candidates must compress to at least
             ``(1 - max_ratio_loss)`` times the best compression ratio of the sweep.
+        alpha
+            Significance level of the winner against the runner-up (``separation``).
 
         Raises
         ------
         RecommendError
-            An unknown metric, a bad weight or constraint, or no configuration left.
+            An unknown metric, a bad weight, constraint or ``alpha``, or no configuration left.
         """
         if weights is None and (isinstance(objective, Mapping) or "=" in str(objective or "")):
             objective, weights = None, objective
@@ -314,7 +317,7 @@ class IotuneAccessor:
         everything = self._candidates(goal.weights)
         if not everything:
             raise RecommendError("the results hold no successful trial with every objective metric")
-        return Ranking(goal, everything, ranked(constrain(everything, goal.limits)))
+        return rank_candidates(goal, everything, alpha)
 
     def best(
         self,
@@ -323,6 +326,7 @@ class IotuneAccessor:
         weights: str | Mapping[str, float] | None = None,
         max_size: int | str | None = None,
         max_ratio_loss: float | str | None = None,
+        alpha: float = ALPHA,
     ) -> Candidate:
         """The best successful point under an objective (see :meth:`rank`).
 
@@ -330,44 +334,55 @@ class IotuneAccessor:
         -------
         Candidate
             ``coords``, ``label``, effective ``settings``; per metric the ``median``,
-            ``low`` and ``high`` over repeats (MiB/s); ``score``, ``file_bytes``, ``ratio``.
+            ``low`` and ``high`` over repeats (MiB/s); ``score``, ``file_bytes``, ``ratio``;
+            ``separation`` from the runner-up (a one-sided Mann-Whitney test over the
+            repeats: ``beats_runner_up``, ``p_value``, ``separation.text``), ``None``
+            when no other point qualifies.
         """
         return self.rank(
-            objective, weights=weights, max_size=max_size, max_ratio_loss=max_ratio_loss
+            objective,
+            weights=weights,
+            max_size=max_size,
+            max_ratio_loss=max_ratio_loss,
+            alpha=alpha,
         ).best
 
     def _candidates(self, weights: Mapping[str, float]) -> list[Candidate]:
         flat, dims = self._flat(), list(self.swept)
         npts = flat.sizes["point"]
-        spreads = {}
-        for metric in weights:
-            values = flat.iotune.metric(metric).transpose("point", ...).values
-            spreads[metric] = spread(values.reshape(npts, -1))
+        values = {
+            m: flat.iotune.metric(m).transpose("point", ...).values.reshape(npts, -1)
+            for m in weights
+        }
         ok = np.ones(npts, dtype=bool)
         if "status" in flat:
             ok &= flat["status"].transpose("point", ...).values.astype(str) == "ok"
-        for med, _lo, _hi in spreads.values():
-            ok &= np.isfinite(med) & (med > 0)
-        if not ok.any():
-            return []
-        score = scores(spreads, weights, ok)
+        intervals = {m: self._intervals(flat, m) for m in weights}
         found = []
-        for i in np.flatnonzero(ok):
-            one = flat.isel(point=int(i))
+        for i, numbers in figures(values, weights, ok).items():
+            one = flat.isel(point=i)
             coords = {d: plain(one[d].values) for d in dims}
+            ci = {m: (float(lo[i]), float(hi[i])) for m, (lo, hi) in intervals.items()}
             found.append(
                 Candidate(
                     coords=coords,
                     label=label(coords),
                     settings=self.settings_of(one),
-                    median={m: float(s[0][i]) for m, s in spreads.items()},
-                    low={m: float(s[1][i]) for m, s in spreads.items()},
-                    high={m: float(s[2][i]) for m, s in spreads.items()},
-                    score=float(score[0][i]),
-                    score_low=float(score[1][i]),
-                    score_high=float(score[2][i]),
                     file_bytes=float(one["file_bytes"]) if "file_bytes" in one else float("nan"),
                     ratio=float(one["ratio"]) if "ratio" in one else float("nan"),
+                    ci={m: lo_hi for m, lo_hi in ci.items() if lo_hi[0] <= lo_hi[1]},
+                    **numbers,
                 )
             )
         return found
+
+    def _intervals(self, flat: xr.Dataset, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        """A metric's confidence interval of the median at every point, NaN without one."""
+        var, pattern = split_metric(metric)
+        npts = flat.sizes["point"]
+        bounds = []
+        for end in ("low", "high"):
+            da = flat.get(f"{var}_ci_{end}", xr.DataArray(np.full(npts, np.nan), dims="point"))
+            da = da.sel(pattern=pattern) if pattern and "pattern" in da.dims else da
+            bounds.append(spread(da.transpose("point", ...).values.reshape(npts, -1)))
+        return bounds[0][1], bounds[1][2]

@@ -6,6 +6,12 @@ mean of its median throughputs, each relative to the best median of that metric,
 metrics in different ranges count by their weights alone.  Constraints (``max_size``,
 ``max_ratio_loss``) remove candidates first.
 
+Whether the winner beats the runner-up beyond noise is a one-sided Mann-Whitney U test
+over their repeats (:func:`compare`, giving a :class:`iotune.results.stats.Separation`):
+of the metric's throughput for one metric; for weights over several, of the combined
+score of each repeat, computed as above from that repeat's metrics (a trial's repeat
+writes, then reads, so its metrics belong together).
+
 Plain data and arithmetic only: :class:`iotune.results.accessor.IotuneAccessor` reads
 the Dataset (``ds.iotune.best``, ``ds.iotune.rank``) and :mod:`iotune.analysis.recommend`
 builds on it.
@@ -21,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from iotune.errors import RecommendError
+from iotune.results.stats import ALPHA, Separation, check_alpha, nanmedian, separate, spread
 from iotune.units import format_size, parse_size
 
 #: a metric's data variable: ``write`` -> write_MiBps, ``read:<pattern>`` -> read_MiBps
@@ -29,7 +36,14 @@ METRIC_VARIABLES = {"write": "write_MiBps", "read": "read_MiBps"}
 
 @dataclass
 class Candidate:
-    """One successful grid point and its figures under an objective."""
+    """One successful grid point and its figures under an objective.
+
+    ``median``, ``low`` and ``high`` per metric are over the repeats, ``repeats`` the
+    repeats themselves (MiB/s, NaN where one failed), ``repeat_scores`` the combined
+    score of each repeat, ``ci`` each metric's confidence interval of the median
+    where the results hold one (``<variable>_ci_low``, ``_ci_high``).  The winner of
+    a ranking carries its ``separation`` from the runner-up.
+    """
 
     coords: dict[str, Any]
     label: str
@@ -42,6 +56,20 @@ class Candidate:
     score_high: float
     file_bytes: float
     ratio: float
+    repeats: dict[str, list[float]] = field(default_factory=dict)
+    repeat_scores: list[float] = field(default_factory=list)
+    ci: dict[str, tuple[float, float]] = field(default_factory=dict)
+    separation: Separation | None = None
+
+    @property
+    def beats_runner_up(self) -> bool | None:
+        """The winner's :attr:`separation` verdict (``None``: cannot tell, or not the winner)."""
+        return None if self.separation is None else self.separation.beats
+
+    @property
+    def p_value(self) -> float | None:
+        """The p-value of the winner against the runner-up (:attr:`separation`)."""
+        return None if self.separation is None else self.separation.p_value
 
 
 @dataclass(frozen=True)
@@ -59,10 +87,16 @@ class Ranking:
     objective: Objective
     candidates: list[Candidate]
     ranked: list[Candidate]
+    alpha: float = ALPHA
 
     @property
     def best(self) -> Candidate:
         return self.ranked[0]
+
+    @property
+    def separation(self) -> Separation | None:
+        """The winner against the runner-up; ``None`` with a single candidate."""
+        return self.best.separation
 
 
 def split_metric(metric: str) -> tuple[str, str | None]:
@@ -215,3 +249,109 @@ def constrain(cands: list[Candidate], limits: Mapping[str, Any]) -> list[Candida
 def ranked(cands: list[Candidate]) -> list[Candidate]:
     """Best score first; among equal scores the smaller stored size."""
     return sorted(cands, key=lambda c: (-c.score, c.file_bytes))
+
+
+def rank(goal: Objective, cands: list[Candidate], alpha: float = ALPHA) -> Ranking:
+    """Constrain and rank ``cands``; the winner gets its :class:`Separation` from the runner-up.
+
+    Raises
+    ------
+    RecommendError
+        A bad ``alpha``, or no candidate within the limits.
+    """
+    check_alpha(alpha)
+    kept = ranked(constrain(cands, goal.limits))
+    if len(kept) > 1:
+        kept[0].separation = compare(kept[0], kept[1], goal.weights, alpha)
+    return Ranking(goal, cands, kept, alpha)
+
+
+def repeat_scores(
+    values: Mapping[str, np.ndarray], weights: Mapping[str, float], ok: np.ndarray
+) -> np.ndarray | None:
+    """Each point's combined score in each repeat, ``(points, repeats)``, as :func:`scores`.
+
+    ``values`` maps a metric to its repeats ``(points, repeats)``; a repeat missing
+    any metric scores NaN.  ``None`` when the metrics differ in their repeats.
+    """
+    if len({v.shape for v in values.values()}) != 1:
+        return None
+    total = sum(weights.values())
+    best = {m: float(np.nanmax(nanmedian(values[m])[ok])) for m in weights}
+    logs = sum(w * np.log(np.maximum(values[m], 1e-300) / best[m]) for m, w in weights.items())
+    return np.exp(logs / total)
+
+
+def figures(
+    values: Mapping[str, np.ndarray], weights: Mapping[str, float], ok: np.ndarray
+) -> dict[int, dict[str, Any]]:
+    """The :class:`Candidate` figures that the repeats give, by point, for the points measured.
+
+    Parameters
+    ----------
+    values
+        Each metric's repeats, ``(points, repeats)``.
+    weights
+        The objective's weights.
+    ok
+        The points that succeeded; those without a positive median of every metric
+        are left out too.
+
+    Returns
+    -------
+    dict
+        Point index to ``median``, ``low``, ``high``, ``score``, ``score_low``,
+        ``score_high``, ``repeats`` and ``repeat_scores``.
+    """
+    spreads = {m: spread(v) for m, v in values.items()}
+    ok = ok.copy()
+    for med, _lo, _hi in spreads.values():
+        ok &= np.isfinite(med) & (med > 0)
+    if not ok.any():
+        return {}
+    score = scores(spreads, weights, ok)
+    per_repeat = repeat_scores(values, weights, ok)
+    return {
+        int(i): {
+            "median": {m: float(s[0][i]) for m, s in spreads.items()},
+            "low": {m: float(s[1][i]) for m, s in spreads.items()},
+            "high": {m: float(s[2][i]) for m, s in spreads.items()},
+            "score": float(score[0][i]),
+            "score_low": float(score[1][i]),
+            "score_high": float(score[2][i]),
+            "repeats": {m: v[i].tolist() for m, v in values.items()},
+            "repeat_scores": [] if per_repeat is None else per_repeat[i].tolist(),
+        }
+        for i in np.flatnonzero(ok)
+    }
+
+
+def compare(
+    winner: Candidate, runner: Candidate, weights: Mapping[str, float], alpha: float = ALPHA
+) -> Separation:
+    """Whether ``winner`` beats ``runner`` beyond noise, by a rank test over their repeats.
+
+    One metric: its repeats (MiB/s).  Several: the per-repeat combined scores, or,
+    where the candidates have none, the repeats of the metric with the largest weight.
+    """
+    quantity = (
+        "score" if len(weights) > 1 and winner.repeat_scores else max(weights, key=weights.get)
+    )
+    if quantity == "score":
+        x, y, unit = winner.repeat_scores, runner.repeat_scores, "1"
+    else:
+        x, y, unit = winner.repeats.get(quantity, []), runner.repeats.get(quantity, []), "MiB/s"
+    overlap = {
+        m: winner.ci[m][0] <= runner.ci[m][1] and runner.ci[m][0] <= winner.ci[m][1]
+        for m in weights
+        if m in winner.ci and m in runner.ci
+    }
+    return separate(
+        x,
+        y,
+        runner_up=runner.label,
+        quantity=quantity,
+        unit=unit,
+        alpha=alpha,
+        intervals_overlap=overlap,
+    )

@@ -35,19 +35,39 @@ def test_known_winner_runner_up_and_baseline(ds: xr.Dataset) -> None:
     assert rec.winner.median["read:timeseries"] == pytest.approx(10.0)
     assert rec.winner.low["read:timeseries"] == pytest.approx(9.5)
     assert rec.winner.high["read:timeseries"] == pytest.approx(10.5)
-    # 9.5 (winner's slowest) > 8.4 (runner-up's fastest)
+    # 9.5 10 10.5 against 7.6 8 8.4: complete separation of 3 and 3, p = 1/20
     assert rec.separated is True
-    assert rec.separation.startswith("separated")
+    assert rec.separation == (
+        "the winner beats the runner-up (chunks=8x16x16 codec=none, 20.0% slower) beyond "
+        "noise: one-sided Mann-Whitney p = 0.05 over 3 and 3 repeats"
+    )
+    assert rec.winner.separation is not None and rec.winner.p_value == pytest.approx(0.05)
     assert rec.candidates == 5  # the not-applicable point is no candidate
 
 
-def test_overlapping_spreads_are_within_noise(crafted_results) -> None:
+def test_overlapping_repeats_are_not_separable(crafted_results) -> None:
     ts = crafted_results.READ["timeseries"].copy()
-    ts[1, 0] = 9.8  # runner-up's fastest repeat 10.29 > winner's slowest 9.5
+    ts[1, 0] = 9.8  # runner-up 9.31 9.8 10.29 against the winner's 9.5 10 10.5
     rec = recommend(crafted_results(timeseries=ts), objective="read:timeseries")
     assert rec.winner.coords == {"chunks": "8x16x16", "codec": "zlib"}
     assert rec.separated is False
-    assert "within noise" in rec.separation
+    assert rec.separation == (
+        "the winner is not separable from the runner-up (chunks=8x16x16 codec=none, 2.0% "
+        "slower): one-sided Mann-Whitney p = 0.35 over 3 and 3 repeats; measure more repeats "
+        "(measure.repeats: auto)"
+    )
+
+
+def test_too_few_repeats_and_a_single_candidate(ds: xr.Dataset) -> None:
+    rec = recommend(ds.isel(repeat=[0, 2]), objective="read:timeseries")
+    assert rec.separated is None
+    assert rec.separation.startswith("cannot tell whether the winner beats the runner-up")
+    assert "too few repeats to tell (2 and 2)" in rec.separation
+    strict = recommend(ds, objective="read:timeseries", alpha=0.01)
+    assert strict.separated is None and "too few repeats to tell (3 and 3)" in strict.separation
+    one = recommend(ds.isel(chunks=[1], codec=[0]), objective="write")
+    assert one.runner_up is None and one.separated is None
+    assert one.separation == "only one configuration met the constraints"
 
 
 def test_weights_combine_metrics_by_geometric_mean(ds: xr.Dataset) -> None:
@@ -202,6 +222,63 @@ def test_cli_text_and_json(ds: xr.Dataset, tmp_path: Path, capsys: pytest.Captur
     assert data["winner"]["coords"] == {"chunks": "8x16x16", "codec": "none"}
     assert data["baseline"]["label"] == "chunks=contiguous codec=none"
     assert data["exports"]["nccopy"]["value"][:3] == ["nccopy", "-c", "time/8,lat/16,lon/16"]
+
+
+SIX = np.array([0.9, 0.95, 0.98, 1.02, 1.05, 1.1])
+
+
+def six_repeats(ds: xr.Dataset) -> xr.Dataset:
+    """Crafted results with six repeats around each median (0.9x to 1.1x) instead of three."""
+    med = ds[["write_MiBps", "read_MiBps"]].isel(repeat=1, drop=True)  # SPREAD[1] is 1
+    spread = xr.DataArray(SIX, dims="repeat", coords={"repeat": np.arange(SIX.size)})
+    return ds.drop_dims("repeat").assign({n: med[n] * spread for n in med.data_vars})
+
+
+def test_cli_says_whether_the_winner_beats_the_runner_up(
+    crafted_results, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    clear = save(six_repeats(crafted_results()), tmp_path / "clear" / "results.nc")
+    ts = crafted_results.READ["timeseries"].copy()
+    ts[1, 0] = 9.8
+    close = save(six_repeats(crafted_results(timeseries=ts)), tmp_path / "close" / "results.nc")
+    beats = (
+        "the winner beats the runner-up (chunks=8x16x16 codec=none, 20.0% slower) beyond "
+        "noise: one-sided Mann-Whitney p = 0.0011 over 6 and 6 repeats"
+    )
+    code, out, err = run_cli(capsys, "recommend", clear, "--objective", "read:timeseries")
+    assert code == 0, err
+    assert f"\n  {beats}\n" in out
+    code, out, err = run_cli(
+        capsys, "recommend", clear, "--objective", "read:timeseries", "--format", "json"
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert (data["separated"], data["separation"]) == (True, beats)
+    sep = data["winner"]["separation"]
+    assert sep["p_value"] == pytest.approx(1 / 924)  # complete separation of 6 and 6
+    assert sep["repeats"] == [6, 6] and sep["runner_up"] == "chunks=8x16x16 codec=none"
+    assert sep["difference"] == pytest.approx(-0.2) and sep["quantity"] == "read:timeseries"
+    assert data["runner_up"]["separation"] is None
+    assert len(data["winner"]["repeats"]["read:timeseries"]) == 6
+    code, out, err = run_cli(
+        capsys, "recommend", close, "--objective", "read:timeseries", "--format", "json"
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["separated"] is False
+    assert data["separation"] == (
+        "the winner is not separable from the runner-up (chunks=8x16x16 codec=none, 2.0% "
+        "slower): one-sided Mann-Whitney p = 0.35 over 6 and 6 repeats; measure more repeats "
+        "(measure.repeats: auto)"
+    )
+    # weights: the combined score of each repeat; both scores follow the same repeats here
+    code, out, err = run_cli(capsys, "recommend", clear, "--weights", "write=1,read:timeseries=3")
+    assert code == 0, err
+    assert (
+        "\n  the winner is not separable from the runner-up (chunks=8x16x16 codec=zlib, score "
+        "0.6% lower): one-sided Mann-Whitney p = 0.35 over 6 and 6 repeats; measure more "
+        "repeats (measure.repeats: auto)\n"
+    ) in out
 
 
 def test_cli_bad_input_is_one_line_and_exit_2(

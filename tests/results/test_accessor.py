@@ -178,7 +178,10 @@ def test_rank_and_recommend_agree(crafted_results) -> None:
 def test_best_on_a_real_sweep(real: xr.Dataset) -> None:
     rows = real.iotune.points()
     fastest = max(rows, key=lambda r: r["write"])
-    assert real.iotune.best("write").median["write"] == pytest.approx(fastest["write"])
+    best = real.iotune.best("write")
+    assert best.median["write"] == pytest.approx(fastest["write"])
+    assert best.separation is not None and best.separation.repeats == (3, 3)
+    assert best.separation.beats in (True, False)  # 3 and 3 can tell at 0.05
     # only the smallest file fits: the size limit decides, whatever the timings
     smallest = min(rows, key=lambda r: r["file_bytes"])
     best = real.iotune.best("write", max_size=int(smallest["file_bytes"]))
@@ -203,6 +206,132 @@ def test_bad_objectives_are_usage_errors(objective, kwargs, message, crafted_res
 
 def test_parse_weights() -> None:
     assert parse_weights("write=1, read:spatial=2.5") == {"write": 1.0, "read:spatial": 2.5}
+
+
+# --- the winner against the runner-up ------------------------------------------------
+
+
+def two_configs(
+    winner: list[float], runner: list[float], ci: dict[str, tuple[float, float]] | None = None
+) -> xr.Dataset:
+    """Write throughput of chunks=small (the winner) and chunks=large, repeats padded with
+    NaN (as adaptive repeats leave them); ``ci`` adds write_MiBps_ci_low/_ci_high per chunks.
+    """
+    nrep = max(len(winner), len(runner))
+    rows = [[*v, *[np.nan] * (nrep - len(v))] for v in (winner, runner)]
+    ds = xr.Dataset(
+        {
+            "write_MiBps": (("chunks", "repeat"), np.array(rows), {"units": "MiB/s"}),
+            "file_bytes": ("chunks", [2.0**20, 2.0**20]),
+            "ratio": ("chunks", [1.0, 1.0]),
+            "status": ("chunks", np.array(["ok", "ok"], dtype=object)),
+        },
+        coords={"chunks": ["small", "large"], "repeat": np.arange(nrep)},
+        attrs={"swept": "chunks"},
+    )
+    if ci is not None:
+        for end, k in (("low", 0), ("high", 1)):
+            ds[f"write_MiBps_ci_{end}"] = ("chunks", [ci["small"][k], ci["large"][k]])
+    return ds
+
+
+def test_best_beats_the_runner_up_beyond_noise() -> None:
+    ds = two_configs([100, 104, 98, 102, 101, 103], [90, 92, 91, 89, 93, 88])
+    best = ds.iotune.best("write")
+    assert best.label == "chunks=small"
+    assert best.beats_runner_up is True
+    assert best.p_value == pytest.approx(1 / 924)  # complete separation of 6 and 6
+    sep = best.separation
+    assert (sep.runner_up, sep.quantity, sep.unit, sep.repeats) == (
+        "chunks=large",
+        "write",
+        "MiB/s",
+        (6, 6),
+    )
+    assert sep.shift == 11  # the 18th and 19th of the 36 differences x - y
+    assert sep.difference == pytest.approx(90.5 / 101.5 - 1)
+    assert sep.text == (
+        "the winner beats the runner-up (chunks=large, 10.8% slower) beyond noise: "
+        "one-sided Mann-Whitney p = 0.0011 over 6 and 6 repeats"
+    )
+    assert best.repeats == {"write": [100, 104, 98, 102, 101, 103]}
+
+
+def test_overlapping_repeats_are_not_separable() -> None:
+    # medians 99.5 and 99, repeats interleaved
+    ds = two_configs([100, 96, 103, 99, 101, 97], [98, 95, 102, 100, 94, 99, 101])
+    best = ds.iotune.best("write")
+    assert best.beats_runner_up is False
+    assert best.p_value == pytest.approx(0.3304, abs=1e-4)  # by enumeration of 1716 splits
+    assert best.separation.repeats == (6, 7)
+    assert best.separation.text == (
+        "the winner is not separable from the runner-up (chunks=large, 0.5% slower): "
+        "one-sided Mann-Whitney p = 0.33 over 6 and 7 repeats; "
+        "measure more repeats (measure.repeats: auto)"
+    )
+
+
+def test_nan_repeats_count_as_not_measured() -> None:
+    ds = two_configs([100, 101, 102, 103, 104, 105], [90, 91, 92])
+    sep = ds.iotune.best("write").separation
+    assert sep.repeats == (6, 3)
+    assert sep.p_value == pytest.approx(1 / 84)  # comb(9, 3)
+    assert sep.beats is True
+
+
+def test_confidence_intervals_are_reported_but_do_not_decide() -> None:
+    winner, runner = [100, 104, 98, 102, 101, 103], [90, 92, 91, 89, 93, 88]
+    overlap = two_configs(winner, runner, ci={"small": (97.0, 104.0), "large": (88.0, 99.0)})
+    best = overlap.iotune.best("write")
+    assert best.ci == {"write": (97.0, 104.0)}
+    assert best.separation.intervals_overlap == {"write": True}
+    assert best.beats_runner_up is True  # the rank test's verdict
+    assert best.separation.text.endswith(
+        "over 6 and 6 repeats; their confidence intervals of the median overlap"
+    )
+    apart = two_configs(winner, runner, ci={"small": (99.0, 104.0), "large": (88.0, 93.0)})
+    assert apart.iotune.best("write").separation.intervals_overlap == {"write": False}
+    # an interval missing (NaN) at one point: nothing to compare
+    missing = two_configs(winner, runner, ci={"small": (99.0, 104.0), "large": (np.nan, np.nan)})
+    assert missing.iotune.best("write").separation.intervals_overlap == {}
+    # older results have no interval variables at all
+    assert two_configs(winner, runner).iotune.best("write").separation.intervals_overlap == {}
+
+
+def test_crafted_winner_separation_per_metric_and_score(crafted_results) -> None:
+    ranking = crafted_results().iotune.rank("read:timeseries")
+    sep = ranking.separation
+    assert sep is ranking.best.separation and ranking.ranked[1].separation is None
+    # 9.5 10 10.5 against 7.6 8 8.4: complete separation of 3 and 3
+    assert sep.beats is True and sep.p_value == pytest.approx(0.05)
+    assert sep.runner_up == "chunks=8x16x16 codec=none"
+    ts = crafted_results.READ["timeseries"].copy()
+    ts[1, 0] = 9.8  # runner-up 9.31 9.8 10.29: U = 6 of 9
+    loose = crafted_results(timeseries=ts).iotune.best("read:timeseries")
+    assert loose.beats_runner_up is False and loose.p_value == pytest.approx(7 / 20)
+    # weights: the combined score of each repeat (every metric of a repeat moves alike here)
+    best = crafted_results().iotune.best("write=1,read:timeseries=1")
+    assert best.repeat_scores == pytest.approx(list(0.8 * crafted_results.SPREAD))
+    assert best.separation.quantity == "score" and best.separation.unit == "1"
+    assert best.separation.runner_up == "chunks=8x16x16 codec=zlib"
+    assert "(chunks=8x16x16 codec=zlib, score 20.9% lower) beyond noise" in best.separation.text
+
+
+def test_alpha_too_few_repeats_and_no_runner_up(crafted_results) -> None:
+    ds = crafted_results()
+    strict = ds.iotune.best("read:timeseries", alpha=0.01)  # 3 and 3 cannot reach 0.01
+    assert strict.beats_runner_up is None and strict.p_value == pytest.approx(0.05)
+    assert "too few repeats to tell (3 and 3)" in strict.separation.text
+    two = ds.isel(repeat=[0, 2]).iotune.best("read:timeseries")
+    assert two.beats_runner_up is None
+    assert "too few repeats to tell (2 and 2)" in two.separation.text
+    assert ds.iotune.rank("write", max_size="512KiB").separation.runner_up == (
+        "chunks=8x16x16 codec=zlib"
+    )
+    single = ds.isel(chunks=0, codec=0).iotune.rank("write")
+    assert single.separation is None and single.best.beats_runner_up is None
+    with pytest.raises(RecommendError, match="alpha: 2; allowed: a significance level"):
+        ds.iotune.best("write", alpha=2)
 
 
 # --- grid points ------------------------------------------------------------------
