@@ -225,9 +225,7 @@ def save_plots(results: str | Path | xr.Dataset, outdir: str | Path | None = Non
 
 def any_failed(ds: xr.Dataset) -> bool:
     """Whether any trial of a results Dataset failed (the CLI then exits 1)."""
-    from iotune.results import summary
-
-    return bool(summary.counts(ds).get("failed"))
+    return bool(ds.iotune.counts().get("failed"))
 
 
 def run_warnings(ds: xr.Dataset) -> list[str]:
@@ -244,11 +242,28 @@ def plot_notes(results: str | Path | xr.Dataset) -> list[str]:
     return notes(ds)
 
 
-def recommend(results: str | Path | xr.Dataset, **options: Any) -> Any:
+def recommend(
+    results: str | Path | xr.Dataset,
+    *,
+    objective: str | None = None,
+    weights: str | None = None,
+    max_size: str | None = None,
+    max_ratio_loss: str | None = None,
+    variable: str | None = None,
+    alpha: float = 0.05,
+) -> Any:
     """:func:`iotune.analysis.recommend.recommend`, imported when used (it needs xarray)."""
     from iotune.analysis.recommend import recommend as best_settings
 
-    return best_settings(results, **options)
+    return best_settings(
+        results,
+        objective=objective,
+        weights=weights,
+        max_size=max_size,
+        max_ratio_loss=max_ratio_loss,
+        variable=variable,
+        alpha=alpha,
+    )
 
 
 def clean(out: str | Path, scratch: str | Path | None = None) -> list[str]:

@@ -29,9 +29,7 @@ def plan_text(plan: Plan) -> str:
 
 def counts_text(ds: xr.Dataset) -> str:
     """``"12 ok, 4 not_applicable"``: how the grid points of a results Dataset ended."""
-    from iotune.results import summary
-
-    return ", ".join(f"{n} {s}" for s, n in sorted(summary.counts(ds).items()))
+    return ", ".join(f"{n} {s}" for s, n in sorted(ds.iotune.counts().items()))
 
 
 def results_text(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:

@@ -101,12 +101,10 @@ def to_dataset(
 
 #: variables per configuration and pattern, then per configuration: (units, long_name);
 #: units None for labels
+_INTERVAL = "95 % confidence bound of the median over repeats (order statistics)"
 _PATTERN_VARS = {
     "read_bytes": ("bytes", "bytes delivered per read"),
     "read_ops": ("1", "selections per read"),
-}
-_INTERVAL = "95 % confidence bound of the median over repeats (order statistics)"
-_PATTERN_VARS |= {
     "read_MiBps_ci_low": ("MiB/s", f"read throughput: lower {_INTERVAL}"),
     "read_MiBps_ci_high": ("MiB/s", f"read throughput: upper {_INTERVAL}"),
 }

@@ -50,11 +50,6 @@ def format_best(ds: xr.Dataset) -> str:
     return "\n".join(lines)
 
 
-def counts(ds: xr.Dataset) -> dict[str, int]:
-    """Grid points per status (``ds.iotune.counts()``)."""
-    return ds.iotune.counts()
-
-
 def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     """One row per grid point: parameters, median throughputs, ratio and status."""
     dims, metrics = list(ds.iotune.swept), list(ds.iotune.metrics)
@@ -71,6 +66,6 @@ def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     out = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
     out += [fmt.format(*r) for r in rows]
-    hidden = counts(ds).get("not_applicable", 0) if not include_not_applicable else 0
+    hidden = ds.iotune.counts().get("not_applicable", 0) if not include_not_applicable else 0
     note = f"; {hidden} not-applicable points hidden (--all shows them)" if hidden else ""
     return "\n".join(out) + f"\n(throughput in MiB/s, median of repeats{note})"

@@ -11,6 +11,7 @@ above :data:`CONFIDENCE`; it needs at least :data:`MIN_AUTO_REPEATS` repeats.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterator, Sequence
 
 from iotune.spec.model import MeasureSpec
@@ -46,11 +47,11 @@ def median_interval(
 
 def relative_half_width(values: Sequence[float]) -> float:
     """Half the interval's width over the median; ``inf`` while there is no interval."""
-    interval = median_interval(values)
-    data = sorted(v for v in values if not math.isnan(v))
-    if interval is None or not data:
+    data = [v for v in values if not math.isnan(v)]
+    interval = median_interval(data)
+    if interval is None:
         return math.inf
-    median = (data[(len(data) - 1) // 2] + data[len(data) // 2]) / 2
+    median = statistics.median(data)
     return (interval[1] - interval[0]) / 2 / median if median > 0 else math.inf
 
 

@@ -157,15 +157,6 @@ def remove_stale_lock(directory: Path) -> str | None:
     return f"removed the lock of a run that was killed (pid {owner}): {path}"
 
 
-def owner_is_dead(mark: Path) -> bool:
-    """Whether the owner mark ``mark`` names a process of this host that is gone."""
-    try:
-        host, pid = mark.read_text().split()
-    except (OSError, ValueError):
-        return False  # not ours, or not readable: leave it alone
-    return host == socket.gethostname() and pid.isdigit() and _is_gone(int(pid))
-
-
 def _is_gone(pid: int) -> bool:
     if pid <= 0:
         return False  # 0 and negatives would name process groups

@@ -42,4 +42,4 @@ def test_table_rows_are_the_accessors_points(crafted_results) -> None:
     assert "1 not-applicable points hidden" in lines[-1]
     every = summary.table(ds, include_not_applicable=True).splitlines()
     assert every[3].split()[:4] == ["contiguous", "zlib", "-", "-"]
-    assert summary.counts(ds) == {"ok": 5, "not_applicable": 1}
+    assert ds.iotune.counts() == {"ok": 5, "not_applicable": 1}
