@@ -17,6 +17,7 @@ CONDA_NAMES = {
     "netcdf4": ["netcdf4"],
     "dask[distributed]": ["dask", "distributed"],
     "matplotlib": ["matplotlib-base"],  # matplotlib without a GUI toolkit
+    "darshan": ["pydarshan"],
 }
 #: conda names that are not Python requirements of iotune
 NOT_REQUIREMENTS = {"python", "pip"}
