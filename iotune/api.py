@@ -18,7 +18,8 @@ from iotune.stopping import stop_on_signals
 from iotune.trials import preflight, provenance
 from iotune.trials.journal import DirectoryLock, Journal
 from iotune.trials.plan import Plan, grid_size, make_plan
-from iotune.trials.records import TrialResult, TrialTask
+from iotune.trials.records import Trial, TrialResult, TrialTask
+from iotune.trials.schedule import Schedule, collect
 from iotune.trials.scratch import make_scratch_root, remove_leftovers, remove_stale_lock
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def _progress(total: int, initial: int, enabled: bool):
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=initial, unit="trial", file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total, initial=initial, unit="task", file=sys.stderr, dynamic_ncols=True)
 
 
 def run(
@@ -163,7 +164,8 @@ def run(
                 load_limit,
             )
 
-            ds = attach_limit(to_dataset(plan, journal.done, provenance=prov), load_limit(root))
+            results = to_dataset(plan, collect(journal), probes=journal.probes, provenance=prov)
+            ds = attach_limit(results, load_limit(root))
             save(ds, out / RESULTS_NAME)
     return ds
 
@@ -176,31 +178,33 @@ def _execute(
     on_result: Callable[[TrialResult], None] | None,
 ) -> None:
     sweep = plan.sweep
-    todo = [t for t in plan.trials if t.id not in journal.done]
-    tasks = [
-        TrialTask(t, sweep.workload, sweep.read, sweep.measure, str(root), sweep.execution.launcher)
-        for t in todo
-    ]
+
+    def make_task(trial: Trial) -> TrialTask:
+        return TrialTask(
+            trial, sweep.workload, sweep.read, sweep.measure, str(root), sweep.execution.launcher
+        )
+
+    schedule = Schedule(plan, journal, make_task)
     executor = make_executor(sweep.execution)
     print(f"iotune: {executor.describe()}", file=sys.stderr)
-    bar = _progress(len(plan.trials), len(plan.trials) - len(todo), progress)
+    bar = _progress(schedule.expected + schedule.probes, schedule.started(), progress)
     try:
-        for result in executor.map(tasks):
-            journal.append(result)
-            if bar is not None:
-                bar.update(1)
-                if result.status != "ok":
-                    bar.write(f"trial {result.id} failed: {result.error}")
-            if on_result is not None:
-                on_result(result)
+        for batch in schedule.batches():
+            work = {w.task.trial.id: w for w in batch}
+            for result in executor.map([w.task for w in batch]):
+                complete = schedule.record(work[result.id], result)
+                if bar is not None:
+                    bar.total = max(bar.total, bar.n + 1)  # adaptive repeats may run longer
+                    bar.update(1)
+                    if result.status != "ok":
+                        bar.write(f"trial {work[result.id].trial_id} failed: {result.error}")
+                if complete is not None and on_result is not None:
+                    on_result(complete)
     except BaseException:  # interrupted (or failing): stop what still runs, now
         executor.abort()
         raise
     else:
         executor.close()
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 def save_plots(results: str | Path | xr.Dataset, outdir: str | Path | None = None) -> list[Path]:

@@ -59,6 +59,10 @@ class Recommendation:
     candidates: int
     repeats: int
     exports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the fewest and most timed repeats of the qualifying configurations
+    repeats_used: tuple[int, int] | None = None
+    #: the run's noise floor of each objective metric (relative), where it measured one
+    noise: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -133,10 +137,21 @@ def recommend(
         constraints=ranking.objective.limits,
         candidates=len(kept),
         repeats=repeats,
+        repeats_used=_repeats_used(kept),
+        noise={m: v for m, v in ds.iotune.noise.items() if m in chosen},
         exports=exports.all_exports(
             winner.settings, target_of(ds, variable), hints=hints_of(ds, winner.settings)
         ),
     )
+
+
+def _repeats_used(cands: list[Candidate]) -> tuple[int, int] | None:
+    counts = [
+        max(sum(1 for v in values if v == v) for values in c.repeats.values())
+        for c in cands
+        if c.repeats
+    ]
+    return (min(counts), max(counts)) if counts else None
 
 
 def _baseline(

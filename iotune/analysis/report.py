@@ -47,10 +47,15 @@ def render_text(rec: Recommendation) -> str:
     objective = ", ".join(f"{m}={w:g}" for m, w in rec.weights.items())
     if len(rec.weights) == 1:
         objective = next(iter(rec.weights))
+    used = rec.repeats_used or (rec.repeats, rec.repeats)
+    shown = str(used[0]) if used[0] == used[1] else f"{used[0]}-{used[1]}"
     lines = [
-        f"objective: {objective} (throughput in MiB/s, median of {rec.repeats} repeats; "
+        f"objective: {objective} (throughput in MiB/s, median of {shown} repeats; "
         f"{rec.candidates} configurations qualify)"
     ]
+    if rec.noise:
+        floors = ", ".join(f"{m} {v:.0%}" for m, v in rec.noise.items())
+        lines.append(f"noise floor of this run (smallest difference it could see): {floors}")
     limits = rec.constraints
     if limits:
         shown = (

@@ -8,7 +8,8 @@ display, are never registered with pyplot (nothing leaks) and can be made in wor
 - :func:`throughput`: median and min-max over repeats against one parameter, facets;
 - :func:`heatmap`: a metric over two parameters, one panel per read pattern;
 - :func:`size_vs_throughput`: stored size against throughput, Pareto frontier marked;
-- :func:`fraction_of_limit`: each trial's throughput over the calibrated device limit.
+- :func:`fraction_of_limit`: each trial's throughput over the calibrated device limit;
+- :func:`noise_over_time`: the reference configuration through the run, its noise floor.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from iotune.plot._common import _params
 from iotune.plot.heatmap import heatmap
 from iotune.plot.limit import NO_LIMIT_NOTE, fraction_of_limit, has_limit
 from iotune.plot.lines import MAX_PANELS, throughput
+from iotune.plot.noise import noise_over_time
 from iotune.plot.pareto import size_vs_throughput
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ __all__ = [
     "all_figures",
     "fraction_of_limit",
     "heatmap",
+    "noise_over_time",
     "notes",
     "size_vs_throughput",
     "throughput",
@@ -44,7 +47,8 @@ def all_figures(ds: xr.Dataset) -> dict[str, Figure]:
     spread of repeats), ``"heatmap-write"`` and ``"heatmap-read"`` (when a parameter
     was swept), ``"size-vs-write"`` and ``"size-vs-read-<pattern>"`` (with
     ``file_bytes``) and ``"fraction-of-limit"`` (when the results carry a device
-    limit; :func:`notes` says why a figure was left out).
+    limit) and ``"noise"`` (when the run measured its noise floor; :func:`notes` says
+    why a figure was left out).
 
     Parameters
     ----------
@@ -70,6 +74,8 @@ def all_figures(ds: xr.Dataset) -> dict[str, Figure]:
             figures[key] = size_vs_throughput(ds, metric=m, pattern=p)
     if has_limit(ds):
         figures["fraction-of-limit"] = fraction_of_limit(ds)
+    if "noise_write_MiBps" in ds:
+        figures["noise"] = noise_over_time(ds)
     return figures
 
 

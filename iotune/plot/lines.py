@@ -21,6 +21,7 @@ from iotune.plot._common import (
     _title,
     _value_labels,
 )
+from iotune.plot.noise import draw_floor
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -84,8 +85,12 @@ def throughput(
     hue_labels = _value_labels(da[hue]) if hue else [""]
     styles = _styles(len(hue_labels))
     spans = []
+    floor = ds.iotune.noise.get(f"read:{pattern}" if metric == "read" else metric)
+    if floor is not None:
+        title += f"; shaded: noise floor ({floor:.0%}) below the best"
     for i, (ax, (panel_title, sub)) in enumerate(zip(axes, panels, strict=True)):
         spans.append(_draw_panel(ax, sub, x=x, hue=hue, styles=styles))
+        draw_floor(ax, float(sub.iotune.median().max()), floor)
         ax.set_title(panel_title, fontsize="medium")
         if i % ncols == 0:
             ax.set_ylabel(ylabel)

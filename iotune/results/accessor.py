@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: dimensions that are never swept parameters
-NOT_PARAMS = ("pattern", "repeat", "metric")
+NOT_PARAMS = ("pattern", "repeat", "metric", "probe")
 #: parameters whose values are byte counts, labelled like ``64MiB``
 BYTE_PARAMS = frozenset({"chunk_cache", "stripe_size", "transfer_size"})
 
@@ -157,6 +157,11 @@ class IotuneAccessor:
         """The named MPI-IO hint sets, ``{name: {key: value}}``; ``{}`` without any."""
         sets = self._json("hint_sets", {})
         return sets if isinstance(sets, dict) else {}
+
+    @property
+    def noise(self) -> dict[str, float]:
+        """The run's noise floor per metric, relative (:mod:`iotune.results.noise`)."""
+        return {k: v for k, v in self._json("noise_floor", {}).items() if v is not None}
 
     def _json(self, name: str, default: Any) -> Any:
         try:

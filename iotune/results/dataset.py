@@ -60,9 +60,17 @@ def _iso(ts: float) -> str:
 
 
 def to_dataset(
-    plan: Plan, done: Mapping[str, TrialResult], *, provenance: Mapping[str, str] | None = None
+    plan: Plan,
+    done: Mapping[str, TrialResult],
+    *,
+    probes: Mapping[int, TrialResult] | None = None,
+    provenance: Mapping[str, str] | None = None,
 ) -> xr.Dataset:
-    """Build the results Dataset of ``plan`` from the finished trials in ``done``."""
+    """Build the results Dataset of ``plan`` from the finished trials in ``done``.
+
+    ``probes`` are the sweep's measurements of its reference configuration, by
+    probe number (:mod:`iotune.results.noise`).
+    """
     import xarray as xr
 
     sweep = plan.sweep
@@ -96,6 +104,12 @@ def to_dataset(
     mpi_vars, mpi_attrs = extras(plan, done)  # hints, striping, per-rank spread
     ds = ds.assign(mpi_vars)
     ds.attrs.update(mpi_attrs)
+    if probes:
+        from iotune.results.noise import noise_variables
+
+        noise_vars, noise_attrs = noise_variables(plan, probes)
+        ds = ds.assign(noise_vars)
+        ds.attrs.update(noise_attrs)
     return ds
 
 
@@ -112,7 +126,7 @@ _POINT_VARS = {
     "write_MiBps_ci_low": ("MiB/s", f"write throughput: lower {_INTERVAL}"),
     "write_MiBps_ci_high": ("MiB/s", f"write throughput: upper {_INTERVAL}"),
     "repeats_used": ("1", "timed repeats the trial ran (after its untimed warm-up)"),
-    "repeats_stop": (None, "why the repeats stopped: fixed, precision or max_repeats"),
+    "repeats_stop": (None, "why the repeats stopped: fixed, precision, max_repeats or interrupted"),
     "file_bytes": ("bytes", "stored size"),
     "ratio": ("1", "compression ratio (raw/stored)"),
     "status": (None, "ok, failed, not_applicable or pending"),
@@ -240,7 +254,9 @@ def _fill_intervals(
         if interval is not None:
             arrays[low][where], arrays[high][where] = interval
     arrays["repeats_used"][index] = len(result.write)
-    if not measure.adaptive:
+    if result.stop:  # decided by the scheduler (interleaved trials)
+        arrays["repeats_stop"][index] = result.stop
+    elif not measure.adaptive:
         arrays["repeats_stop"][index] = "fixed"
     elif precision.precise(result, measure.precision):
         arrays["repeats_stop"][index] = "precision"
@@ -252,6 +268,14 @@ WARMUP = (
     "one untimed write and read of the trial's size before the first timed repeat: "
     "per backend in each worker process, per MPI launch, per set of concurrent processes"
 )
+
+
+ORDER = {
+    "auto": "interleaved where a repeat costs no launch (round-robin, seeded shuffle); "
+    "launched and concurrent trials back to back",
+    "interleaved": "interleaved: one repeat per task, round-robin in a seeded shuffle",
+    "sequential": "back to back: each trial's repeats one after another",
+}
 
 
 def _attrs(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[str, str]) -> dict:
@@ -277,6 +301,8 @@ def _attrs(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[str,
         "repeats_mode": "auto" if sweep.measure.adaptive else "fixed",
         "interval_method": precision.METHOD,
         "warmup": WARMUP,
+        "order": ORDER[sweep.measure.order],
+        "order_seed": sweep.measure.seed,
         **(
             {"precision": sweep.measure.precision, "max_repeats": sweep.measure.max_repeats}
             if sweep.measure.adaptive

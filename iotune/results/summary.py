@@ -68,4 +68,7 @@ def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     out += [fmt.format(*r) for r in rows]
     hidden = ds.iotune.counts().get("not_applicable", 0) if not include_not_applicable else 0
     note = f"; {hidden} not-applicable points hidden (--all shows them)" if hidden else ""
+    floors = ", ".join(f"{m} {v:.0%}" for m, v in ds.iotune.noise.items())
+    if floors:
+        note += f"; noise floor of the run: {floors}"
     return "\n".join(out) + f"\n(throughput in MiB/s, median of repeats{note})"

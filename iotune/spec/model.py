@@ -19,6 +19,10 @@ DTYPES = ("int16", "int32", "uint16", "float32", "float64")
 FIELDS = ("smooth", "random", "zeros", "file")
 PATTERNS = ("full", "spatial", "timeseries", "random")
 CACHE_MODES = ("cold", "warm")
+#: how repeats of different trials are ordered (``auto``: interleaved where that costs
+#: nothing, i.e. trials run in a worker's own process; launched and concurrent trials
+#: would pay a launch per repeat, so they run back to back unless asked)
+ORDERS = ("auto", "interleaved", "sequential")
 #: parameters every backend accepts because the trial runner implements them
 GENERIC_PARAMETERS = ("concurrency",)
 TOP_KEYS = (
@@ -126,6 +130,11 @@ class MeasureSpec:
     adaptive: bool = field(default=False, repr=False)
     precision: float = field(default=0.05, repr=False)
     max_repeats: int = field(default=20, repr=False)
+    #: the order of repeats and the noise probes change when, not what, is measured:
+    #: not in the digest, so a run may resume with another order
+    order: str = field(default="auto", repr=False)
+    seed: int = field(default=0, repr=False)
+    noise_probes: int = field(default=6, repr=False)
 
     @property
     def most(self) -> int:

@@ -22,6 +22,7 @@ from iotune.spec.model import (
     DTYPES,
     FIELDS,
     GENERIC_PARAMETERS,
+    ORDERS,
     PATTERNS,
     SPEC_VERSION,
     TOP_KEYS,
@@ -138,7 +139,17 @@ def parse_read(value: object, workload: Workload) -> ReadSpec:
 
 
 def parse_measure(value: object) -> MeasureSpec:
-    keys = ("repeats", "cache", "fsync", "max_cold_residency", "precision", "max_repeats")
+    keys = (
+        "repeats",
+        "cache",
+        "fsync",
+        "max_cold_residency",
+        "precision",
+        "max_repeats",
+        "order",
+        "seed",
+        "noise_probes",
+    )
     data = mapping(section(value), "measure", keys)
     fsync = data.get("fsync", True)
     if not isinstance(fsync, bool):
@@ -150,6 +161,11 @@ def parse_measure(value: object) -> MeasureSpec:
         "cache": choice(data.get("cache", "cold"), "measure.cache", CACHE_MODES),
         "fsync": fsync,
         "max_cold_residency": float(limit),
+        "order": choice(data.get("order", "auto"), "measure.order", ORDERS),
+        "seed": integer(data.get("seed", 0), "measure.seed", minimum=0, maximum=2**32 - 1),
+        "noise_probes": integer(
+            data.get("noise_probes", 6), "measure.noise_probes", minimum=0, maximum=1000
+        ),
     }
     if data.get("repeats") != "auto":
         for key in ("precision", "max_repeats"):

@@ -2,7 +2,9 @@
 
 One JSON object per line, appended and fsynced per trial, so a crash loses
 at most the trial in flight.  The first line names the sweep it belongs to;
-resuming with a different sweep is refused.
+resuming with a different sweep is refused.  Interleaved trials write one
+line per repeat (``"part": N``) and a whole line once they are complete; the
+noise probes of a sweep write ``"probe": K`` lines.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ class Journal:
     def __init__(self, path: Path, *, digest: str, name: str, resume: bool) -> None:
         self.path = path
         self.done: dict[str, TrialResult] = {}
+        #: repeats of trials measured one repeat at a time: {trial id: {repeat: result}}
+        self.parts: dict[str, dict[int, TrialResult]] = {}
+        #: single repeats of the sweep's reference configuration, by probe number
+        self.probes: dict[int, TrialResult] = {}
         if path.exists() and path.stat().st_size:
             if not resume:
                 raise ResultsError(
@@ -62,8 +68,7 @@ class Journal:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 break  # a line cut by a crash: everything after it is dropped
-            result = TrialResult.from_dict(record)
-            self.done[result.id] = result
+            self._remember(record)
             good += len(line) + 1
         with self.path.open("r+b") as fh:
             fh.truncate(good)
@@ -74,10 +79,30 @@ class Journal:
             fh.flush()
             os.fsync(fh.fileno())
 
+    def _remember(self, record: dict[str, Any]) -> None:
+        part, probe = record.pop("part", None), record.pop("probe", None)
+        result = TrialResult.from_dict(record)
+        if part is not None:
+            self.parts.setdefault(result.id, {})[int(part)] = result
+        elif probe is not None:
+            self.probes[int(probe)] = result
+        else:
+            self.done[result.id] = result
+
     def append(self, result: TrialResult) -> None:
         """Record a finished trial durably."""
         self._write_line(result.to_dict())
         self.done[result.id] = result
+
+    def append_part(self, result: TrialResult, repeat: int) -> None:
+        """Record one repeat of a trial measured a repeat at a time."""
+        self._write_line({"part": repeat, **result.to_dict()})
+        self.parts.setdefault(result.id, {})[repeat] = result
+
+    def append_probe(self, result: TrialResult, number: int) -> None:
+        """Record one measurement of the sweep's reference configuration."""
+        self._write_line({"probe": number, **result.to_dict()})
+        self.probes[number] = result
 
 
 class DirectoryLock:

@@ -60,6 +60,9 @@ class TrialResult:
     ended: float = 0.0
     #: a failed library kept files open: the worker process must be replaced
     poisoned: bool = False
+    #: why the repeats stopped, when the scheduler decided it (interleaved trials):
+    #: fixed, precision, max_repeats or interrupted; empty: decided inside the trial
+    stop: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
