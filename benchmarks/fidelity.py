@@ -1,73 +1,81 @@
-"""Fidelity: the ``posix`` backend's sequential write and cold read against fio.
+"""Fidelity: ``iotune run`` of a posix spec, as a user runs it, against fio.
 
-Both tools move the same file size in the same transfer size, buffered, on the
-same file system, and are timed the same way:
+Each pair runs, on the same scratch directory, the same file size and
+transfer size:
 
-- write: open, ``pwrite`` in ``--block`` pieces, close and ``fsync``
-  (fio ``--rw=write --ioengine=psync --end_fsync=1``; fio counts the final
-  fsync in its runtime, as iotune does);
-- neither preallocates the file nor hints the kernel (fio's defaults
-  ``--fallocate=native`` and ``--fadvise_hint=1`` would);
-- cold read: the file's pages are dropped first (iotune: ``posix_fadvise``
-  ``DONTNEED``, verified with ``mincore``; fio: ``--invalidate=1``, the same
-  fadvise), then ``pread`` in ``--block`` pieces from start to end (iotune's
-  ``full`` pattern; fio ``--rw=read --ioengine=psync``).
+- ``iotune run SPEC`` in a new process (the CLI a user types): a ``posix``
+  trial with the sweep defaults (``repeats: 3``, ``cache: cold``,
+  ``fsync: true``), random int16 data, the ``full`` read; its figure is what
+  ``iotune show`` prints, the median of the repeats (after iotune's own
+  untimed warm-up, nothing else);
+- fio, three jobs of a sequential write with ``--end_fsync=1`` and a read after
+  ``--invalidate=1`` (``--ioengine=psync``, buffered, ``--fallocate=none``,
+  ``--fadvise_hint=0``: iotune neither preallocates nor hints); its figure is
+  the median of the three;
+- with ``--mpiio N``, also ``iotune run`` of the same bytes through the
+  ``mpiio`` backend (N ranks, one shared file, contiguous blocks, independent
+  calls, the library's default hints), as a ratio to the posix write.
 
-Runs are interleaved, iotune then fio, ``--pairs`` times after one untimed
-warm-up of each, and each pair gives a ratio iotune/fio.  A ratio of 1 means
-iotune reports what fio reports; the target is at least 0.95.  Run:
+The members of a pair run in an order that alternates from pair to pair, so
+neither tool always follows the other's pause.  Every pair gives the ratios
+iotune/fio; the median over ``--pairs`` pairs and its range are reported per
+transfer size.  On a VM with free page reporting (docs/benchmarks.md) pass
+``--hold-page-reporting`` (root) to hold it off for the run.  Run:
 
-    .venv/bin/python benchmarks/fidelity.py [--size 1GiB] [--block 1MiB] [--pairs 7]
+    .venv/bin/python benchmarks/fidelity.py [--size 512MiB] [--blocks 1MiB,4MiB,32MiB]
+        [--pairs 5] [--mpiio 2] [--scratch DIR] [--hold-page-reporting] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-from iotune.spec.parse import load_spec_text
-from iotune.trials.plan import make_plan
+import iotune
 from iotune.trials.provenance import free_page_reporting
-from iotune.trials.records import TrialTask
-from iotune.trials.trial import run_trial
 from iotune.units import format_size, parse_size
 
 MiB = 2**20
-PLANE = {"y": 512, "x": 1024}  # int16: one time step is 1 MiB
+FIO_RUNS = 3
+MIN_FREE_MS = Path("/sys/module/page_reporting/parameters/min_free_ms")
 
-SPEC = """
-version: 1
-name: fidelity
+SPEC = """version: 1
+name: fidelity-{backend}
 workload: {{shape: {{time: {steps}, y: 512, x: 1024}}, dtype: int16, field: random}}
-backend: posix
-parameters: {{transfer_size: {block}}}
+backend: {backend}
+parameters: {parameters}
 read: {{patterns: [full]}}
-measure: {{repeats: 1, cache: cold, fsync: true}}
+measure: {{repeats: 3, cache: cold, fsync: true, noise_probes: 0}}
 """
 
 
-def iotune_pass(scratch: Path, size: int, block: int) -> dict[str, float]:
-    """One write and one cold full read through iotune's trial path (posix backend)."""
-    sweep = load_spec_text(SPEC.format(steps=size // MiB, block=block))
-    (trial,) = make_plan(sweep).trials
-    result = run_trial(TrialTask(trial, sweep.workload, sweep.read, sweep.measure, str(scratch)))
-    if result.status != "ok":
-        raise RuntimeError(f"iotune trial failed: {result.error}")
-    (read,) = result.reads["full"]
+def iotune_run(spec: Path, scratch: Path) -> dict[str, float]:
+    """``iotune run SPEC`` in a new process; the medians its results hold."""
+    out = scratch / "out"
+    cmd = [sys.executable, "-m", "iotune", "run", str(spec), "-o", str(out)]
+    cmd += ["--scratch", str(scratch), "--overwrite", "--no-progress"]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ds = iotune.open_results(out)
+    if ds.iotune.counts().get("ok") != 1:
+        raise RuntimeError(f"the trial of {spec.name} failed: {ds['error'].values.ravel()}")
+    read = ds["read_MiBps"].sel(pattern="full")
     return {
-        "write": result.write[0]["MiBps"],
-        "read": read["MiBps"],
-        "residency": read["resident_fraction"],
+        "write": float(ds["write_MiBps"].median()),
+        "read": float(read.median()),
+        "residency": float(ds["resident_fraction"].max()),
     }
 
 
-def fio_pass(scratch: Path, size: int, block: int) -> dict[str, float]:
-    """One fio sequential write (with end fsync) and one invalidated read of the same file."""
+def fio_run(scratch: Path, size: int, block: int) -> dict[str, float]:
+    """Median of three fio write (end fsync) + invalidated read jobs."""
     path = scratch / "fio.bin"
     common = [
         "fio",
@@ -76,46 +84,74 @@ def fio_pass(scratch: Path, size: int, block: int) -> dict[str, float]:
         f"--bs={block}",
         "--ioengine=psync",
         "--direct=0",
-        "--fadvise_hint=0",  # no POSIX_FADV_SEQUENTIAL: iotune gives the kernel no hint
-        "--fallocate=none",  # no preallocation: iotune's files grow as they are written
+        "--fadvise_hint=0",
+        "--fallocate=none",
+        "--invalidate=1",
         "--output-format=json",
     ]
-    out = {}
-    for name, extra in (("write", ["--rw=write", "--end_fsync=1"]), ("read", ["--rw=read"])):
-        proc = subprocess.run(
-            [*common, f"--name={name}", *extra, "--invalidate=1"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        job = json.loads(proc.stdout)["jobs"][0][name]
-        out[name] = job["bw_bytes"] / MiB
-    path.unlink()
+    found: dict[str, list[float]] = {"write": [], "read": []}
+    for _ in range(FIO_RUNS):
+        for name, extra in (("write", ["--rw=write", "--end_fsync=1"]), ("read", ["--rw=read"])):
+            proc = subprocess.run(
+                [*common, f"--name={name}", *extra], capture_output=True, text=True, check=True
+            )
+            found[name].append(json.loads(proc.stdout)["jobs"][0][name]["bw_bytes"] / MiB)
+        path.unlink()
+    return {op: statistics.median(v) for op, v in found.items()}
+
+
+@contextlib.contextmanager
+def page_reporting_held(hold: bool) -> Iterator[None]:
+    """Hold the VM's free page reporting off (root), restoring the old value after."""
+    if not hold:
+        yield
+        return
+    old = MIN_FREE_MS.read_text().strip()
+    MIN_FREE_MS.write_text("60000")
+    try:
+        yield
+    finally:
+        MIN_FREE_MS.write_text(old)
+
+
+def pairs_for(args: argparse.Namespace, block: int, work: Path) -> list[dict]:
+    steps = args.size // MiB
+    posix = work / "posix.yaml"
+    posix.write_text(
+        SPEC.format(steps=steps, backend="posix", parameters=f"{{transfer_size: {block}}}")
+    )
+    mpi = work / "mpiio.yaml"
+    parameters = (
+        f"{{nprocs: {args.mpiio}, transfer_size: {block}, layout: shared, io: independent}}"
+    )
+    mpi.write_text(SPEC.format(steps=steps, backend="mpiio", parameters=parameters))
+    out = []
+    for i in range(args.pairs):
+        members = {
+            "iotune": lambda: iotune_run(posix, work),
+            "fio": lambda: fio_run(work, args.size, block),
+        }
+        if args.mpiio:
+            members["mpiio"] = lambda: iotune_run(mpi, work)
+        names = list(members)
+        order = names if i % 2 == 0 else names[::-1]  # alternate who follows whom
+        out.append({name: members[name]() for name in order})
     return out
 
 
-def run(scratch: Path, size: int, block: int, pairs: int) -> list[dict[str, dict[str, float]]]:
-    """Interleaved pairs after one untimed warm-up of each tool."""
-    with tempfile.TemporaryDirectory(prefix="iotune-fidelity-", dir=scratch) as tmp:
-        work = Path(tmp)
-        iotune_pass(work, size, block)
-        fio_pass(work, size, block)
-        return [
-            {"iotune": iotune_pass(work, size, block), "fio": fio_pass(work, size, block)}
-            for _ in range(pairs)
-        ]
-
-
-def summarise(pairs: list[dict[str, dict[str, float]]]) -> list[dict[str, float | str]]:
-    """Per operation: median MiB/s of each tool and the median, min and max ratio."""
+def summarise(pairs: list[dict]) -> list[dict]:
+    """Per comparison: the medians and the median, min and max of the per-pair ratio."""
     rows = []
-    for op in ("write", "read"):
-        ratios = [p["iotune"][op] / p["fio"][op] for p in pairs]
+    comparisons = [("iotune", "fio", "write"), ("iotune", "fio", "read")]
+    if "mpiio" in pairs[0]:
+        comparisons.append(("mpiio", "iotune", "write"))
+    for top, bottom, op in comparisons:
+        ratios = [p[top][op] / p[bottom][op] for p in pairs]
         rows.append(
             {
-                "operation": op,
-                "iotune_MiBps": statistics.median(p["iotune"][op] for p in pairs),
-                "fio_MiBps": statistics.median(p["fio"][op] for p in pairs),
+                "comparison": f"{top}/{bottom} {op}",
+                "top_MiBps": statistics.median(p[top][op] for p in pairs),
+                "bottom_MiBps": statistics.median(p[bottom][op] for p in pairs),
                 "ratio_median": statistics.median(ratios),
                 "ratio_min": min(ratios),
                 "ratio_max": max(ratios),
@@ -126,33 +162,40 @@ def summarise(pairs: list[dict[str, dict[str, float]]]) -> list[dict[str, float 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", default="1GiB", help="file size (default 1GiB)")
-    parser.add_argument("--block", default="1MiB", help="transfer size (default 1MiB)")
-    parser.add_argument("--pairs", type=int, default=7, help="interleaved pairs (default 7)")
+    parser.add_argument("--size", default="512MiB", help="file size (default 512MiB)")
+    parser.add_argument("--blocks", default="1MiB,4MiB,32MiB", help="transfer sizes")
+    parser.add_argument("--pairs", type=int, default=5, help="interleaved pairs (default 5)")
+    parser.add_argument("--mpiio", type=int, default=0, help="also mpiio with N ranks")
     parser.add_argument("--scratch", type=Path, default=Path(), help="directory to measure")
+    parser.add_argument("--hold-page-reporting", action="store_true")
     parser.add_argument("--json", type=Path, help="also write every run here")
     args = parser.parse_args()
     if shutil.which("fio") is None:
         parser.exit(2, "fidelity.py: fio is not installed (apt-get install fio)\n")
-    size, block = parse_size(args.size), parse_size(args.block)
-    if size % MiB or size < MiB:
-        parser.exit(2, f"fidelity.py: --size must be a whole number of MiB, got {args.size}\n")
-    pairs = run(args.scratch, size, block, args.pairs)
-    print(
-        f"file {format_size(size)}, transfers {format_size(block)}, {len(pairs)} pairs, "
-        f"iotune residency before reads <= {max(p['iotune']['residency'] for p in pairs):.3f}"
-    )
-    # a VM that hands freed pages to its host slows whichever side paused last
-    print(f"free page reporting: {free_page_reporting()} (docs/benchmarks.md)")
-    head = ("operation", "iotune MiB/s", "fio MiB/s", "ratio", "min", "max")
-    print("{:<10} {:>12} {:>10} {:>7} {:>6} {:>6}".format(*head))
-    for row in summarise(pairs):
-        print(
-            f"{row['operation']:<10} {row['iotune_MiBps']:>12.0f} {row['fio_MiBps']:>10.0f} "
-            f"{row['ratio_median']:>7.3f} {row['ratio_min']:>6.3f} {row['ratio_max']:>6.3f}"
-        )
+    args.size = parse_size(args.size)
+    if args.size % MiB or args.size < MiB:
+        parser.exit(2, "fidelity.py: --size must be a whole number of MiB\n")
+    blocks = [parse_size(b) for b in args.blocks.split(",")]
+    report: dict[str, dict] = {}
+    with page_reporting_held(args.hold_page_reporting):
+        print(f"free page reporting: {free_page_reporting()}")
+        for block in blocks:
+            with tempfile.TemporaryDirectory(prefix="iotune-fidelity-", dir=args.scratch) as tmp:
+                pairs = pairs_for(args, block, Path(tmp))
+            report[format_size(block)] = {"pairs": pairs, "summary": summarise(pairs)}
+            residency = max(p["iotune"]["residency"] for p in pairs)
+            print(
+                f"\nfile {format_size(args.size)}, transfers {format_size(block)}, "
+                f"{len(pairs)} pairs, iotune residency before reads <= {residency:.3f}"
+            )
+            for row in report[format_size(block)]["summary"]:
+                print(
+                    f"  {row['comparison']:<22} {row['top_MiBps']:>7.0f} vs "
+                    f"{row['bottom_MiBps']:>7.0f} MiB/s  ratio {row['ratio_median']:.3f} "
+                    f"({row['ratio_min']:.3f}-{row['ratio_max']:.3f})"
+                )
     if args.json:
-        args.json.write_text(json.dumps({"pairs": pairs, "summary": summarise(pairs)}, indent=1))
+        args.json.write_text(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":
