@@ -157,7 +157,8 @@ def _current(current: Mapping[str, Any], cands: list[Candidate]) -> tuple[Candid
     shown = " ".join(f"{d}={v}" for d, v in current.items())
     matching = [c for c in cands if all(c.coords.get(d, v) == v for d, v in current.items())]
     if not matching:
-        return None, f"no baseline: your current settings ({shown}) did not succeed or were excluded by a constraint"
+        why = "did not succeed or were excluded by a constraint"
+        return None, f"no baseline: your current settings ({shown}) {why}"
     return matching[0], f"baseline: your current settings ({shown})"
 
 

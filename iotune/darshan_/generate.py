@@ -238,4 +238,4 @@ def _chunk_label(ds: Dataset, shape: list[int]) -> str:
     chunks = list(ds.chunks)
     if len(chunks) < len(shape):
         chunks = [1] * (len(shape) - len(chunks)) + chunks
-    return "x".join(str(min(c, s)) for c, s in zip(chunks[-len(shape):], shape, strict=True))
+    return "x".join(str(min(c, s)) for c, s in zip(chunks[-len(shape) :], shape, strict=True))

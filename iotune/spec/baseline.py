@@ -23,7 +23,7 @@ SIZES = ("transfer_size", "block_size", "stripe_size", "chunk_cache")
 
 def show(name: str, value: Any) -> str:
     """A parameter's value as a person writes it in a spec (``1MiB``, ``8x128x128``)."""
-    if name in SIZES and isinstance(value, int):
+    if name in SIZES and isinstance(value, int) and value % 1024 == 0:
         return format_size(value)
     return str(value)
 
