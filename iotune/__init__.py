@@ -25,6 +25,7 @@ _API = {
     "recommend": "iotune.analysis.recommend",
     "explore": "iotune.widgets",
     "merge": "iotune.results.merge",
+    "from_darshan": "iotune.api",
 }
 
 __all__ = [*_API, "__version__"]

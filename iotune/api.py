@@ -35,6 +35,7 @@ __all__ = [
     "clean",
     "counts_text",
     "execution_overrides",
+    "from_darshan",
     "grid_size",
     "load_spec",
     "make_plan",
@@ -49,6 +50,7 @@ __all__ = [
     "run",
     "run_warnings",
     "save_plots",
+    "write_darshan_spec",
 ]
 
 
@@ -329,3 +331,62 @@ def notebook(
 
     params = parse_parameters(parameters)
     return run_notebook(path, parameters=params, out=out, kernel=kernel)
+
+
+def from_darshan(path: str | Path, *, budget: str | int = "4GiB") -> Any:
+    """Read a Darshan log: its summary, diagnosis and a spec reproducing the application.
+
+    Parameters
+    ----------
+    path
+        A Darshan log (``.darshan``), read with pydarshan.
+    budget
+        Largest volume a trial of the generated spec moves (``"4GiB"``); the
+        application's own volume when smaller.  Never below one request per rank.
+
+    Returns
+    -------
+    iotune.darshan_.study.Study
+        ``text()`` is the report, ``spec`` the generated spec (``None`` with a
+        ``reason`` when the log has nothing to reproduce), ``groups`` and
+        ``findings`` the figures behind it.
+
+    Raises
+    ------
+    DarshanError
+        Not a Darshan log, truncated, or a format version pydarshan cannot read.
+    UsageError
+        A budget that is not a size.
+    """
+    from iotune.backends import get_backend
+    from iotune.darshan_.study import study
+    from iotune.units import parse_size
+
+    try:
+        nbytes = parse_size(budget)
+    except ValueError as err:
+        raise UsageError(f"--budget {budget}: {err}") from err
+    if nbytes < 1:
+        raise UsageError(f"--budget {budget}: must be at least 1 byte")
+    parallel, _why = get_backend("h5py").parallel_support()
+    return study(path, budget=nbytes, parallel_h5py=parallel)
+
+
+def write_darshan_spec(found: Any, path: str | Path | None = None) -> Path:
+    """Write the spec of :func:`from_darshan` (default ``sweeps/<its name>.yaml``), validated.
+
+    Raises
+    ------
+    DarshanError
+        The log had nothing to reproduce (``found.reason``).
+    SpecError
+        The generated spec does not validate (a bug; the message names the field).
+    """
+    from iotune.spec.parse import load_spec_text
+
+    text = found.spec_text()
+    target = Path(path) if path is not None else Path("sweeps") / f"{found.spec['name']}.yaml"
+    load_spec_text(text, source=str(target))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target

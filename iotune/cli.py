@@ -63,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--size", default="1GiB", help="file size (default 1GiB)")
     p.add_argument("--block", default="16MiB", help="bytes per read/write call (default 16MiB)")
     p.add_argument("--repeats", type=int, default=3, help="write+read passes (default 3)")
+    p = sub.add_parser("darshan", help="summarise and diagnose a Darshan log; write its sweep")
+    p.add_argument("log", type=Path, help="a Darshan log (.darshan)")
+    p.add_argument("--spec", type=Path, help="spec to write (default sweeps/from-EXECUTABLE.yaml)")
+    p.add_argument("--budget", default="4GiB", help="largest volume of a trial (default 4GiB)")
     sub.add_parser("backends", help="list the format backends and what they support")
     p = sub.add_parser("merge", help="combine results of sweeps of the same workload")
     p.add_argument("results", type=Path, nargs="+", help="results files or their directories")
@@ -178,6 +182,17 @@ def _calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _darshan(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    found = api.from_darshan(args.log, budget=args.budget)
+    print(found.text())
+    path = api.write_darshan_spec(found, args.spec)
+    print(f"spec: {path}")
+    print(f"next: iotune run {path}, then iotune recommend results/{found.spec['name']}")
+    return EXIT_OK
+
+
 def _backends(args: argparse.Namespace) -> int:
     from iotune import api
 
@@ -212,6 +227,7 @@ _COMMANDS = {
     "plot": _plot,
     "recommend": _recommend,
     "calibrate": _calibrate,
+    "darshan": _darshan,
     "backends": _backends,
     "merge": _merge,
     "notebook": _notebook,

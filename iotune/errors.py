@@ -48,6 +48,10 @@ class RecommendError(UsageError):
     """An objective, weight or constraint that the results cannot answer."""
 
 
+class DarshanError(UsageError):
+    """A Darshan log iotune cannot read (not Darshan, truncated, an unknown format version)."""
+
+
 class LockError(UsageError):
     """Another sweep holds the output directory."""
 

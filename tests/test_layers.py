@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("backends", ("iotune.backends",)),
     ("spec", ("iotune.spec",)),
+    ("logs", ("iotune.darshan_",)),
     ("trials", ("iotune.trials",)),
     ("executors", ("iotune.executors",)),
     ("results", ("iotune.results",)),

@@ -5,7 +5,9 @@ constraints are :mod:`iotune.results.objective`'s, and the ranking is
 ``ds.iotune.rank`` (``ds.iotune.best`` is its winner).  The winner is compared
 with the runner-up by a one-sided Mann-Whitney test over their repeats
 (:class:`iotune.results.stats.Separation`) and with the sweep's baseline
-(contiguous, no compression, library defaults), and comes with exports to paste.
+(contiguous, no compression, library defaults) or, when the spec names one (a
+spec made from a Darshan log), the application's own settings, and comes with
+exports to paste.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.analysis import exports
-from iotune.analysis.points import empty_hint_sets, hints_of, target_of
+from iotune.analysis.points import current_settings, empty_hint_sets, hints_of, target_of
 from iotune.errors import RecommendError
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.objective import Candidate
@@ -44,7 +46,9 @@ class Recommendation:
 
     ``separated`` is the winner's verdict against the runner-up (``None``: no
     runner-up, or too few repeats to tell) and ``separation`` says it in one line;
-    the figures of the test are ``winner.separation``.
+    the figures of the test are ``winner.separation``.  ``current`` holds the
+    application's own settings when the spec has a ``baseline`` (then ``baseline``
+    is that point and ``speedup`` is over it); it is left out of ``to_dict`` otherwise.
     """
 
     weights: dict[str, float]
@@ -63,9 +67,13 @@ class Recommendation:
     repeats_used: tuple[int, int] | None = None
     #: the run's noise floor of each objective metric (relative), where it measured one
     noise: dict[str, float] = field(default_factory=dict)
+    current: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))
+        data = asdict(self)
+        if not self.current:  # the JSON of sweeps without a baseline stays as it was
+            del data["current"]
+        return _jsonable(data)
 
 
 def recommend(
@@ -118,7 +126,11 @@ def recommend(
     )
     chosen, kept = ranking.objective.weights, ranking.ranked
     winner, runner = kept[0], kept[1] if len(kept) > 1 else None
-    baseline, note = _baseline(ds, ranking.candidates, winner)
+    current = current_settings(ds)
+    if current:
+        baseline, note = _current(current, ranking.candidates)
+    else:
+        baseline, note = _baseline(ds, ranking.candidates, winner)
     repeats = int(ds.sizes.get("repeat", 1))
     sep = ranking.separation
     speedup = {}
@@ -142,6 +154,7 @@ def recommend(
         exports=exports.all_exports(
             winner.settings, target_of(ds, variable), hints=hints_of(ds, winner.settings)
         ),
+        current=current,
     )
 
 
@@ -152,6 +165,16 @@ def _repeats_used(cands: list[Candidate]) -> tuple[int, int] | None:
         if c.repeats
     ]
     return (min(counts), max(counts)) if counts else None
+
+
+def _current(current: Mapping[str, Any], cands: list[Candidate]) -> tuple[Candidate | None, str]:
+    """The application's own settings as the baseline, if that point was measured."""
+    shown = " ".join(f"{d}={v}" for d, v in current.items())
+    matching = [c for c in cands if all(c.coords.get(d, v) == v for d, v in current.items())]
+    if not matching:
+        why = "did not succeed or were excluded by a constraint"
+        return None, f"no baseline: your current settings ({shown}) {why}"
+    return matching[0], f"baseline: your current settings ({shown})"
 
 
 def _baseline(

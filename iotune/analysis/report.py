@@ -95,10 +95,38 @@ def _candidate_lines(role: str, cand: Candidate) -> list[str]:
     return lines
 
 
+def _rate(mib_per_s: float) -> str:
+    if mib_per_s >= 1024:
+        return f"{format_number(mib_per_s / 1024)} GiB/s"
+    return f"{format_number(mib_per_s)} MiB/s"
+
+
+def _verdict(rec: Recommendation) -> list[str]:
+    """One line against the application's own settings (a spec made from a Darshan log)."""
+    base, win = rec.baseline, rec.winner
+    if base is None:
+        return []
+    if len(win.median) == 1:
+        metric = next(iter(win.median))
+        now, best = _rate(base.median[metric]), _rate(win.median[metric])
+        factor = rec.speedup.get(metric, float("nan"))
+    else:
+        now, best = f"score {base.score:.3f}", f"score {win.score:.3f}"
+        factor = rec.speedup.get("score", float("nan"))
+    if base.coords == win.coords:
+        return [f"your current settings: {now}; they are the best measured: nothing to gain"]
+    return [f"your current settings: {now}; recommended: {best}, {factor:.1f}x ({win.label})"]
+
+
 def _baseline_lines(rec: Recommendation) -> list[str]:
     base = rec.baseline
     if base is None:
         return [rec.baseline_note]
+    if rec.current:
+        head = _verdict(rec)
+        if base.coords == rec.winner.coords:
+            return [rec.baseline_note, *head]
+        return [*_candidate_lines("current", base), f"  {rec.baseline_note}", *head]
     if base.coords == rec.winner.coords:
         return [f"{rec.baseline_note}", "  the winner is the baseline itself: nothing to gain"]
     lines = _candidate_lines("baseline", base)

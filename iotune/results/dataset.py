@@ -315,6 +315,7 @@ def _attrs(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[str,
         "cluster": _cluster_kind(sweep.execution),
         "per_host": sweep.execution.per_host,
         "contended": str(sweep.execution.contended).lower(),
+        **({"baseline": json.dumps(sweep.baseline)} if sweep.baseline else {}),
         "started": _iso(min(starts)) if starts else "",
         "ended": _iso(max(ends)) if ends else "",
     }

@@ -36,6 +36,7 @@ TOP_KEYS = (
     "measure",
     "execution",
     "hints",
+    "baseline",
 )
 
 
@@ -156,6 +157,9 @@ class Sweep:
     description: str = ""
     #: named MPI-IO hint sets (the top-level ``hints`` section), swept by name
     hints: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: the application's own settings (the ``baseline`` section), ``{parameter: label}``;
+    #: a point of the grid, so it is measured and ``recommend`` compares against it
+    baseline: dict[str, Any] = field(default_factory=dict)
     text: str = field(default="", compare=False)
     source: str | None = field(default=None, compare=False)
 
@@ -179,4 +183,6 @@ class Sweep:
         }
         if any(self.hints.values()):  # only then, so older sweeps keep their digest
             data["hints"] = self.hints
+        if self.baseline:  # likewise: sweeps without a baseline keep their digest
+            data["baseline"] = self.baseline
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from iotune.errors import SpecError
+from iotune.spec.baseline import parse_baseline
 from iotune.spec.checks import choice, fail, integer, mapping, section
 from iotune.spec.execution import parse_execution
 from iotune.spec.hints import check_hint_names, parse_hint_sets
@@ -257,6 +258,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
             execution=parse_execution(data.get("execution")),
             description=description,
             hints=hints if "hints" in data else {},
+            baseline=parse_baseline(data.get("baseline"), parameters, workload),
             text=text,
             source=source,
         )

@@ -60,7 +60,9 @@ class Field:
         self._span = self._integer_span(self._plane(0))
 
     def _integer_span(self, plane: np.ndarray) -> float:
-        steps = [np.diff(plane, axis=axis) for axis in (-1, -2) if plane.shape[axis] > 1]
+        # a 2-d workload's plane is one row (1-d): only the axes it has
+        axes = [axis for axis in (-1, -2) if plane.ndim >= -axis and plane.shape[axis] > 1]
+        steps = [np.diff(plane, axis=axis) for axis in axes]
         rms_step = np.sqrt(np.mean([np.mean(s**2) for s in steps]))
         info = np.iinfo(self._dtype) if self._dtype.kind in "iu" else np.iinfo(np.int16)
         headroom = (info.max - info.min) / 2 / (1.3 * np.abs(plane).max())

@@ -10,7 +10,7 @@ configurations.  The order depends only on the seed and on what the journal
 holds, so a run killed at any point resumes where it stopped.
 
 Through the run the sweep also measures its own noise: single repeats of one
-reference configuration (the plan's first trial), evenly spaced among the
+reference configuration (the spec's ``baseline``, else the plan's first trial), evenly spaced among the
 other work.  Their spread is the smallest difference the run can see
 (:mod:`iotune.results.noise`).
 """
@@ -104,6 +104,15 @@ def collect(journal: Journal) -> dict[str, TrialResult]:
     return found
 
 
+def reference_trial(plan: Plan) -> Trial | None:
+    """The configuration the probes measure: the spec's ``baseline``, else the first trial."""
+    wanted, trials = plan.sweep.baseline, {t.id: t for t in plan.trials}
+    for point in plan.points if wanted else ():
+        if point.trial_id and all(point.coords.get(k, v) == v for k, v in wanted.items()):
+            return trials[point.trial_id]
+    return plan.trials[0] if plan.trials else None
+
+
 class Schedule:
     """The batches of work of a run, decided from what ``journal`` already holds.
 
@@ -130,7 +139,7 @@ class Schedule:
         #: expected tasks of the whole run (all trials, so a resumed run spaces probes alike)
         self.expected = len(self.whole) + per_trial * len(self.interleaved)
         probes = self.measure.noise_probes
-        self.reference = plan.trials[0] if plan.trials and probes else None
+        self.reference = reference_trial(plan) if probes else None
         self.every = max(1, self.expected // probes) if probes else 0
 
     @property

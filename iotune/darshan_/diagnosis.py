@@ -1,0 +1,310 @@
+"""Findings in the Drishti spirit: what the counters show, and the iotune parameter to sweep.
+
+Each :class:`Finding` carries the counters behind it (summed over the records
+of its file or group), so a reader can check it against ``darshan-parser``,
+and the parameters of a generated spec that address it.  Thresholds follow
+Drishti's defaults (hpc-io/drishti-io): more than 10 % small (< 1 MiB) or
+misaligned requests, more than 20 % non-sequential requests, more than 15 %
+imbalance between the fastest and slowest rank.  What a log lacks for a
+finding (a module Darshan did not record) is a finding too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iotune.darshan_.log import Log
+from iotune.darshan_.summary import SMALL_BINS, Group
+from iotune.units import format_size
+
+SMALL, MISALIGNED, RANDOM, IMBALANCE = 0.10, 0.10, 0.20, 0.15
+#: fewer requests than this say nothing about a pattern (the first is never sequential)
+MIN_OPS = 10
+#: a shared file this large should be striped over more than one OST
+LARGE_SHARED = 2**30
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding: ``kind`` ("problem" or "missing"), its text, counters and parameters."""
+
+    code: str
+    kind: str
+    text: str
+    counters: dict[str, float] = field(default_factory=dict)
+    parameters: tuple[str, ...] = ()
+    group: str = ""
+
+
+def diagnose(log: Log, groups: list[Group]) -> list[Finding]:
+    """Findings of the log (missing modules) and of its busiest file or group."""
+    found = _missing(log, groups)
+    if groups and groups[0].layer != "STDIO":
+        main = groups[0]
+        for check in (
+            _small,
+            _misaligned,
+            _random,
+            _independent,
+            _posix_shared,
+            _stripes,
+            _imbalance,
+            _chunks,
+        ):
+            found += [f for f in check(main) if f is not None]
+    return found
+
+
+def _missing(log: Log, groups: list[Group]) -> list[Finding]:
+    modules = set(log.modules)
+    found = [
+        Finding(
+            "partial",
+            "missing",
+            f"Darshan ran out of memory for {m} records: the log "
+            "holds only some of them, so its figures are lower bounds",
+        )
+        for m in log.partial
+    ]
+    if not modules & {"POSIX", "MPI-IO"}:
+        have = ", ".join(log.modules) or "none"
+        found.append(
+            Finding(
+                "no-file-io",
+                "missing",
+                f"no POSIX or MPI-IO records (modules: "
+                f"{have}): iotune has no request sizes or layout to reproduce",
+            )
+        )
+    elif groups and groups[0].layer == "STDIO":
+        found.append(
+            Finding(
+                "stdio-only",
+                "missing",
+                f"the busiest file {groups[0].name} was "
+                "accessed through STDIO only: no request sizes to reproduce",
+            )
+        )
+    if log.nprocs > 1 and "MPI-IO" not in modules and "POSIX" in modules:
+        found.append(
+            Finding(
+                "no-mpiio",
+                "missing",
+                "no MPI-IO records: the ranks used POSIX "
+                "(or Darshan's MPI-IO module was off); collective I/O cannot be judged",
+            )
+        )
+    if "LUSTRE" not in modules:
+        found.append(
+            Finding(
+                "no-lustre",
+                "missing",
+                "no LUSTRE records (not on Lustre, or the "
+                "module was off): stripe settings unknown, the spec keeps the "
+                "file system's defaults",
+            )
+        )
+    if "H5F" in modules and "H5D" not in modules:
+        found.append(
+            Finding(
+                "no-h5d",
+                "missing",
+                "HDF5 files but no H5D records (Darshan "
+                "before 3.2, or the module was off): chunking unknown",
+            )
+        )
+    if "H5D" in modules:
+        found.append(
+            Finding(
+                "no-filters",
+                "missing",
+                "Darshan's H5D records carry no filter "
+                "information: the baseline assumes no compression (codec: none)",
+            )
+        )
+    return found
+
+
+def _prefix(g: Group) -> str:
+    return "MPIIO" if g.layer == "MPI-IO" else g.layer
+
+
+def _small(g: Group) -> list[Finding | None]:
+    out: list[Finding | None] = []
+    agg = "_AGG" if g.layer == "MPI-IO" else ""
+    for op, word in (("WRITE", "writes"), ("READ", "reads")):
+        bins = g.sizes.get(op, {})
+        total, small = sum(bins.values()), sum(bins.get(b, 0) for b in SMALL_BINS)
+        if not total or small / total <= SMALL:
+            continue
+        params = ("transfer_size", "hints") if g.layer == "MPI-IO" else ("transfer_size",)
+        cb = " and a larger cb_buffer_size (hints)" if g.layer == "MPI-IO" else ""
+        out.append(
+            Finding(
+                f"small-{word}",
+                "problem",
+                f"{small / total:.0%} of {total} {word} are smaller than 1 MiB (most common "
+                f"request {format_size(g.request or 0, exact=False)}): "
+                f"sweep a larger transfer_size{cb}",
+                {
+                    f"{_prefix(g)}_SIZE_{op}{agg}_0_100..100K_1M": small,
+                    f"{word} (all sizes)": total,
+                },
+                params,
+                g.name,
+            )
+        )
+    return out
+
+
+def _misaligned(g: Group) -> list[Finding | None]:
+    ops = g.posix_reads + g.posix_writes
+    if ops < MIN_OPS or not g.alignment or g.not_aligned / ops <= MISALIGNED:
+        return []
+    return [
+        Finding(
+            "misaligned",
+            "problem",
+            f"{g.not_aligned / ops:.0%} of {ops} POSIX requests do not start at a multiple of the "
+            f"file alignment {format_size(g.alignment)}: sweep transfer_size (and stripe_size) as "
+            "multiples of it",
+            {
+                "POSIX_FILE_NOT_ALIGNED": g.not_aligned,
+                "POSIX_FILE_ALIGNMENT": g.alignment,
+                "POSIX_READS + POSIX_WRITES": ops,
+            },
+            ("transfer_size", "stripe_size"),
+            g.name,
+        )
+    ]
+
+
+def _random(g: Group) -> list[Finding | None]:
+    out: list[Finding | None] = []
+    for word, ops, seq in (
+        ("writes", g.posix_writes, g.seq_writes),
+        ("reads", g.posix_reads, g.seq_reads),
+    ):
+        if ops < MIN_OPS or (ops - seq) / ops <= RANDOM:
+            continue
+        params = ("hints",) if g.layer == "MPI-IO" else ("transfer_size",)
+        out.append(
+            Finding(
+                f"random-{word}",
+                "problem",
+                f"{(ops - seq) / ops:.0%} of {ops} POSIX {word} are not sequential (each after "
+                "the previous one): sweep data sieving (romio_ds_*) or larger requests",
+                {f"POSIX_{word.upper()}": ops, f"POSIX_SEQ_{word.upper()}": seq},
+                params,
+                g.name,
+            )
+        )
+    return out
+
+
+def _independent(g: Group) -> list[Finding | None]:
+    if g.layer != "MPI-IO" or not g.shared or g.ranks < 2:
+        return []
+    indep, coll = g.indep_writes + g.indep_reads, g.coll_writes + g.coll_reads
+    if not indep or indep <= coll:
+        return []
+    return [
+        Finding(
+            "independent-shared",
+            "problem",
+            f"{indep} of {indep + coll} MPI-IO requests to a file shared by {g.ranks} ranks are "
+            "independent: sweep io: collective (collective buffering merges them)",
+            {
+                "MPIIO_INDEP_WRITES": g.indep_writes,
+                "MPIIO_INDEP_READS": g.indep_reads,
+                "MPIIO_COLL_WRITES": g.coll_writes,
+                "MPIIO_COLL_READS": g.coll_reads,
+            },
+            ("io",),
+            g.name,
+        )
+    ]
+
+
+def _posix_shared(g: Group) -> list[Finding | None]:
+    if g.layer != "POSIX" or not g.shared or g.ranks < 2:
+        return []
+    return [
+        Finding(
+            "posix-shared",
+            "problem",
+            f"{g.ranks} ranks share this file through POSIX, without MPI-IO: sweep io (MPI-IO "
+            "collective vs independent) in the generated mpiio spec",
+            {"POSIX_WRITES": g.posix_writes, "POSIX_READS": g.posix_reads, "rank": -1},
+            ("io",),
+            g.name,
+        )
+    ]
+
+
+def _stripes(g: Group) -> list[Finding | None]:
+    if g.stripe_count != 1 or not g.shared or g.bytes < LARGE_SHARED:
+        return []
+    return [
+        Finding(
+            "one-stripe",
+            "problem",
+            f"a {format_size(g.bytes, exact=False)} file shared by {g.ranks} ranks sits on one "
+            "Lustre OST: sweep stripe_count",
+            {
+                "LUSTRE_COMP_STRIPE_COUNT": 1,
+                "LUSTRE_COMP_STRIPE_SIZE": g.stripe_size or 0,
+                f"{_prefix(g)}_BYTES_READ + _WRITTEN": g.bytes,
+            },
+            ("stripe_count",),
+            g.name,
+        )
+    ]
+
+
+def _imbalance(g: Group) -> list[Finding | None]:
+    times = list(g.rank_time.values())
+    if len(times) != 2 or not times[1] or (times[1] - times[0]) / times[1] <= IMBALANCE:
+        return []
+    p = _prefix(g)
+    return [
+        Finding(
+            "imbalance",
+            "problem",
+            f"the slowest rank spent {times[1]:.3g} s in I/O, the fastest {times[0]:.3g} s "
+            f"({(times[1] - times[0]) / times[1]:.0%} imbalance): sweep io: collective, whose "
+            "aggregators even out the ranks' requests",
+            {f"{p}_F_SLOWEST_RANK_TIME": times[1], f"{p}_F_FASTEST_RANK_TIME": times[0]},
+            ("io",) if g.layer == "MPI-IO" else ("transfer_size",),
+            g.name,
+        )
+    ]
+
+
+def _chunks(g: Group) -> list[Finding | None]:
+    out: list[Finding | None] = []
+    for ds in g.datasets:
+        if ds.chunks is None or not ds.access:
+            continue
+        cut = [a % c and c % a for a, c in zip(ds.access, ds.chunks, strict=True) if a and c]
+        if not any(cut):
+            continue
+        shape, access = "x".join(map(str, ds.chunks)), "x".join(map(str, ds.access))
+        out.append(
+            Finding(
+                "chunks-cut",
+                "problem",
+                f"dataset {ds.name}: chunks {shape} cut across the application's selections "
+                f"{access}: every access touches partial chunks; sweep chunks",
+                {
+                    **{f"H5D_CHUNK_SIZE_D{6 - ds.ndims + i}": c for i, c in enumerate(ds.chunks)},
+                    **{
+                        f"H5D_ACCESS1_LENGTH_D{6 - ds.ndims + i}": a
+                        for i, a in enumerate(ds.access)
+                    },
+                },
+                ("chunks",),
+                g.name,
+            )
+        )
+    return out
