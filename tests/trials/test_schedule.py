@@ -190,3 +190,15 @@ def test_the_interleaved_order_resumes_after_kill_9_without_measuring_twice(smal
     assert sorted(i for k, i, _ in after if k == "whole") == sorted(
         i for k, i, _ in expected if k == "whole"
     )
+
+
+def test_the_probes_measure_the_baseline_where_the_spec_names_one(small_spec, tmp_path):
+    from iotune.trials.schedule import reference_trial
+
+    plain = make_plan(load_spec(_write(tmp_path, small_spec())))
+    assert reference_trial(plain) == plain.trials[0]
+    spec = small_spec({"baseline": {"chunks": [1, 64, 64], "codec": "zlib"}})
+    plan = make_plan(load_spec(_write(tmp_path, spec)))
+    ref = reference_trial(plan)
+    assert ref != plan.trials[0]
+    assert ref.params["codec"] == "zlib" and "1x64x64" in ref.label()
