@@ -74,6 +74,7 @@ def test_run_writes_results_with_the_documented_schema(acceptance_run):
             "size-vs-read-timeseries.png",
             "heatmap-write.png",
             "heatmap-read.png",
+            "noise.png",
         ]
     )
     assert not list(out.glob("iotune-scratch-*"))
@@ -109,7 +110,7 @@ def test_show_and_plot_read_the_results(acceptance_run, tmp_path):
     assert "1x128x128" in shown.stdout and "read:spatial" in shown.stdout
     plotted = iotune("plot", out / "results.nc", "-o", tmp_path)
     assert plotted.returncode == 0, plotted.stderr
-    assert len(list(tmp_path.glob("*.png"))) == 10
+    assert len(list(tmp_path.glob("*.png"))) == 11  # with the noise probes
 
 
 def test_warm_reads_are_labelled_warm(make_spec, tmp_path):
@@ -177,7 +178,8 @@ def test_kill_9_then_resume_measures_every_trial_exactly_once(make_spec, tmp_pat
                 "codec": ["none", "zlib", "bzip2"],
                 "chunks": [[8, 64, 64], [32, 16, 16], [1, 128, 128]],
             },
-            "measure": {"repeats": 2},
+            # whole trials per journal line (interleaved resume: tests/trials/test_schedule.py)
+            "measure": {"repeats": 2, "order": "sequential", "noise_probes": 0},
         }
     )
     out = tmp_path / "o"

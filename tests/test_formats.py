@@ -319,7 +319,8 @@ def test_a_killed_worker_fails_its_trial_and_the_sweep_goes_on(tmp_path):
             "backend": "netcdf4",
             "parameters": {"chunks": [8, 128, 128], "codec": ["bzip2", "zlib", "none"]},
             "read": {"patterns": ["full"]},
-            "measure": {"repeats": 3},
+            # no probes: the worker killed must be running a trial, not a noise probe
+            "measure": {"repeats": 3, "noise_probes": 0},
         },
     )
     out = tmp_path / "out"

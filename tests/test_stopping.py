@@ -34,7 +34,9 @@ SERIAL = {
     "backend": "netcdf4",
     "parameters": {"chunks": [[8, 256, 256]], "codec": ["none", "zlib"], "level": 9},
     "read": {"patterns": ["full"]},
-    "measure": {"repeats": 2},
+    # a journal line per whole trial, no probes: "one trial done, the next one writing"
+    # (the interleaved order resumes per repeat: tests/trials/test_schedule.py)
+    "measure": {"repeats": 2, "order": "sequential", "noise_probes": 0},
 }
 # MPI-IO: 1 MiB transfers first, then 4 KiB transfers of the same 256 MiB per repeat
 MPIIO = {
@@ -43,7 +45,7 @@ MPIIO = {
     "workload": {"shape": {"time": 256, "y": 512, "x": 512}, "dtype": "int32"},
     "backend": "mpiio",
     "parameters": {"nprocs": 2, "transfer_size": ["1MiB", "4KiB"], "io": "independent"},
-    "measure": {"repeats": 3},
+    "measure": {"repeats": 3, "noise_probes": 0},
 }
 
 

@@ -114,7 +114,8 @@ BIG = {
     "workload": {"shape": {"time": 64, "y": 512, "x": 512}},
     "parameters": {"chunks": [16, 128, 128], "codec": ["bzip2", "none"]},
     "read": {"patterns": ["full"]},
-    "measure": {"repeats": 1},
+    # no probes: the worker killed must be running a trial, not a noise probe
+    "measure": {"repeats": 1, "noise_probes": 0},
     "execution": {"executor": "dask", "workers": 2},
 }
 
@@ -154,7 +155,12 @@ def test_a_killed_worker_is_retried_once_then_failed(make_spec, tmp_path, kills,
 
 def test_kill_9_of_a_dask_sweep_then_resume(make_spec, tmp_path):
     spec = make_spec(
-        SPEC | {"execution": {"executor": "dask", "workers": 2}, "measure": {"repeats": 3}}
+        SPEC
+        | {
+            "execution": {"executor": "dask", "workers": 2},
+            # whole trials per journal line (interleaved resume: tests/trials/test_schedule.py)
+            "measure": {"repeats": 3, "order": "sequential", "noise_probes": 0},
+        }
     )
     out = tmp_path / "o"
     cmd = [sys.executable, "-m", "iotune", "run", str(spec), "-o", str(out), "--no-progress"]
