@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import mmap
 import os
 import time
@@ -92,7 +93,10 @@ def prepare_cache(paths: list[Path], *, mode: str, max_residency: float) -> tupl
     return "not-cold", fraction
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL:
+    # once per process: find_library runs ldconfig (~9 ms), and a Zarr store has a
+    # file per chunk, so a cold read of 512 chunks paid seconds before this cache
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
     libc.mmap.restype = ctypes.c_void_p
     libc.mmap.argtypes = [
