@@ -349,13 +349,15 @@ def test_a_killed_worker_fails_its_trial_and_the_sweep_goes_on(tmp_path):
     with xr.open_dataset(out / "results.nc") as ds:
         status = ds["status"].to_series()
         failed = status[status == "failed"].index.tolist()
-        assert failed == ["bzip2"], status.to_dict()
-        assert ds["trial_id"].sel(codec="bzip2").item() == trial
-        error = ds["error"].sel(codec="bzip2").item()
+        # the killed one, whichever the seeded interleaved order ran first
+        (victim,) = [c for c in ds["codec"].values if ds["trial_id"].sel(codec=c).item() == trial]
+        assert failed == [victim], status.to_dict()
+        error = ds["error"].sel(codec=victim).item()
         assert "worker process died" in error and "netcdf4" in error
-        assert np.isnan(ds["write_s"].sel(codec="bzip2")).all()
-        assert ds["status"].sel(codec=["zlib", "none"]).values.tolist() == ["ok", "ok"]
-        assert ds["write_s"].sel(codec=["zlib", "none"]).notnull().all()
+        assert np.isnan(ds["write_s"].sel(codec=victim)).all()
+        others = [c for c in ds["codec"].values if c != victim]
+        assert ds["status"].sel(codec=others).values.tolist() == ["ok", "ok"]
+        assert ds["write_s"].sel(codec=others).notnull().all()
     assert not Path(f"/proc/{killed}").exists()
     assert not list(out.glob("iotune-scratch-*"))
 

@@ -106,7 +106,12 @@ def journal_ids(out: Path) -> list[str]:
 
 
 def scratch_files(out: Path) -> list[Path]:
-    return [p for p in out.glob("iotune-scratch-*/**/*") if p.is_file()]
+    # os.walk, not glob: a trial that ends removes its directory while we look
+    found = []
+    for root in out.glob("iotune-scratch-*"):
+        for parent, _dirs, files in os.walk(root):
+            found += [Path(parent) / f for f in files if (Path(parent) / f).is_file()]
+    return found
 
 
 def start(spec: dict, tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, Path, Path]:

@@ -63,7 +63,9 @@ def merge(sources: Sequence[str | Path | xr.Dataset]) -> xr.Dataset:
     datasets = [open_results(s) if isinstance(s, str | Path) else s for s in sources]
     _check_compatible(datasets, names)
     dims = _union_dims(datasets)
-    expanded = [_expand(ds, dims, name) for ds, name in zip(datasets, names, strict=True)]
+    # each sweep's noise probes describe its own run, not a point of the merged grid
+    bare = [ds.drop_dims("probe", errors="ignore") for ds in datasets]
+    expanded = [_expand(ds, dims, name) for ds, name in zip(bare, names, strict=True)]
     combined = _combine(expanded, dims)
     combined.attrs = _merged_attrs(datasets, names, dims)
     return combined

@@ -10,9 +10,9 @@ configurations.  The order depends only on the seed and on what the journal
 holds, so a run killed at any point resumes where it stopped.
 
 Through the run the sweep also measures its own noise: single repeats of one
-reference configuration (the spec's ``baseline``, else the plan's first trial), evenly spaced among the
-other work.  Their spread is the smallest difference the run can see
-(:mod:`iotune.results.noise`).
+reference configuration (the spec's ``baseline``, else the plan's first
+trial), evenly spaced among the other work.  Their spread is the smallest
+difference the run can see (:mod:`iotune.results.noise`).
 """
 
 from __future__ import annotations
