@@ -26,6 +26,7 @@ import numpy as np
 import xarray as xr
 
 from iotune.errors import RecommendError, ResultsError
+from iotune.results import sparse
 from iotune.results.objective import (
     Candidate,
     Ranking,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: dimensions that are never swept parameters
-NOT_PARAMS = ("pattern", "repeat", "metric")
+NOT_PARAMS = ("pattern", "repeat", "metric", "point", "trial")
 #: parameters whose values are byte counts, labelled like ``64MiB``
 BYTE_PARAMS = frozenset({"chunk_cache", "stripe_size", "transfer_size"})
 
@@ -110,6 +111,8 @@ class IotuneAccessor:
         if names is None:
             return tuple(str(d) for d in ds.dims if d not in NOT_PARAMS)
         words = " ".join(str(n) for n in np.atleast_1d(names)).split()
+        if sparse.is_sparse(ds):  # a search's visited points: parameters are coordinates
+            return sparse.swept(ds, words)
         return tuple(d for d in words if d in ds.dims)
 
     @property
@@ -204,6 +207,10 @@ class IotuneAccessor:
         values, n = np.unique(self._ds["status"].values.astype(str), return_counts=True)
         return dict(zip(values.tolist(), n.tolist(), strict=True))
 
+    def dense(self) -> xr.Dataset:
+        """A search's sparse points as the grid of their visited values (a grid: itself)."""
+        return sparse.dense(self._ds, self.swept) if sparse.is_sparse(self._ds) else self._ds
+
     # --- grid points ------------------------------------------------------------
 
     def coords_of(self, point: xr.Dataset | xr.DataArray) -> dict[str, Any]:
@@ -234,6 +241,8 @@ class IotuneAccessor:
 
     def _flat(self) -> xr.Dataset:
         """One ``point`` dimension over the swept parameters, in grid (C) order."""
+        if sparse.is_sparse(self._ds):
+            return self._ds
         ds, dims = self._grid(), list(self.swept)
         return ds.stack(point=dims) if dims else ds.expand_dims(point=[0])
 
@@ -357,6 +366,7 @@ class IotuneAccessor:
         ok = np.ones(npts, dtype=bool)
         if "status" in flat:
             ok &= flat["status"].transpose("point", ...).values.astype(str) == "ok"
+        ok &= sparse.confirmed(flat)  # a search recommends only what it re-measured
         intervals = {m: self._intervals(flat, m) for m in weights}
         found = []
         for i, numbers in figures(values, weights, ok).items():

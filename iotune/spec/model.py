@@ -32,7 +32,10 @@ TOP_KEYS = (
     "measure",
     "execution",
     "hints",
+    "search",
 )
+#: adaptive search strategies (``search.strategy``); ``grid`` measures every point
+STRATEGIES = ("grid", "random", "tpe", "gp", "auto")
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,43 @@ class MeasureSpec:
 
 
 @dataclass(frozen=True)
+class SearchSpec:
+    """The ``search`` section: how an adaptive search picks trials (``iotune tune``).
+
+    ``budget`` counts trials, re-measurements included; ``budget_fraction`` (from
+    ``25%``) is resolved against the space's applicable points when the search
+    starts (None and None: the whole space).  ``objective`` is a metric or weights
+    as ``iotune recommend`` takes them; ``parallel`` trials are asked at once (None:
+    as many as the executor runs at once); ``remeasure`` is the share of the budget
+    kept for re-measuring the leading candidates.
+    """
+
+    strategy: str = "auto"
+    budget: int | None = None
+    budget_fraction: float | None = None
+    objective: str = ""
+    max_size: int | None = None
+    max_ratio_loss: float | None = None
+    seed: int = 0
+    parallel: int | None = None
+    remeasure: float = 0.3
+
+    def key(self) -> dict[str, object]:
+        """What decides which trials the search measures (the journal's digest).
+
+        Budget and parallelism are left out, so a search resumes with a larger budget.
+        """
+        return {
+            "strategy": self.strategy,
+            "objective": self.objective,
+            "max_size": self.max_size,
+            "max_ratio_loss": self.max_ratio_loss,
+            "seed": self.seed,
+            "remeasure": self.remeasure,
+        }
+
+
+@dataclass(frozen=True)
 class Sweep:
     """A validated sweep spec."""
 
@@ -147,6 +187,8 @@ class Sweep:
     description: str = ""
     #: named MPI-IO hint sets (the top-level ``hints`` section), swept by name
     hints: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: the ``search`` section; None for plain grids (``iotune run``)
+    search: SearchSpec | None = None
     text: str = field(default="", compare=False)
     source: str | None = field(default=None, compare=False)
 
@@ -170,4 +212,6 @@ class Sweep:
         }
         if any(self.hints.values()):  # only then, so older sweeps keep their digest
             data["hints"] = self.hints
+        if self.search is not None:  # only then, so grids keep their digest
+            data["search"] = self.search.key()
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
