@@ -36,6 +36,7 @@ def synthetic_grid(
     noise: float = 0.15,
     outliers: float = 0.05,
     interaction: float = 0.1,
+    spread: float = 0.3,
 ) -> Any:
     """A results Dataset of ``quick.yaml`` changed by ``overrides`` (default :data:`SPACE_150`)."""
     from iotune.api import load_spec
@@ -48,7 +49,7 @@ def synthetic_grid(
     rng = np.random.default_rng(seed)
     metrics = ["write", *(f"read:{p}" for p in sweep.read.patterns)]
     factors = {
-        (m, p.name, v): rng.lognormal(0, 0.5)
+        (m, p.name, v): rng.lognormal(0, spread)
         for m in metrics
         for p in sweep.parameters
         for v in p.labels()
@@ -91,10 +92,11 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--noise", type=float, default=0.15)
+    parser.add_argument("--spread", type=float, default=0.3, help="sigma of each factor")
     args = parser.parse_args()
     from iotune.results.dataset import save
 
-    ds = synthetic_grid(seed=args.seed, noise=args.noise)
+    ds = synthetic_grid(seed=args.seed, noise=args.noise, spread=args.spread)
     save(ds, args.out)
     print(f"{args.out}: {ds.iotune.counts()}")
 

@@ -98,18 +98,22 @@ def task_maker(sweep: Sweep, scratch: str) -> Callable[[Trial], TrialTask]:
     return make
 
 
-def replay_search(sweep: Sweep, grid: xr.Dataset) -> xr.Dataset:
-    """A search over ``sweep`` answered from the recorded ``grid``; its results Dataset."""
+def replay_outcome(sweep: Sweep, grid: xr.Dataset, *, measurer: ReplayMeasurer | None = None):
+    """Run the search of ``sweep`` answered from the recorded ``grid``; its Outcome."""
     assert sweep.search is not None
-    measurer = ReplayMeasurer(grid, seed=sweep.search.seed)
     search = Search(
         sweep,
         goal=goal_of(sweep, sweep.search),
-        measurer=measurer,
+        measurer=measurer or ReplayMeasurer(grid, seed=sweep.search.seed),
         task=task_maker(sweep, "replay"),
         parallel=sweep.search.parallel or 1,
     )
-    outcome = search.run()
+    return search.run()
+
+
+def replay_search(sweep: Sweep, grid: xr.Dataset) -> xr.Dataset:
+    """A search over ``sweep`` answered from the recorded ``grid``; its results Dataset."""
+    outcome = replay_outcome(sweep, grid)
     prov = {"replay_of": str(grid.attrs.get("name", "")), **_provenance(grid)}
     return search_dataset(sweep, outcome, provenance=prov)
 

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from iotune.search.space import Resolved, Space
-from iotune.search.state import Goal, State, Visit
+from iotune.search.state import CONFIRM, Goal, State, Visit
 from iotune.search.strategies import Proposer
 from iotune.spec.model import SearchSpec, Sweep
 from iotune.trials.records import Trial, TrialResult, TrialTask
@@ -137,7 +137,12 @@ class Search:
             chosen = {s.visit.trial.id for s in steps}
             picks = [v for v in self.out.state.to_remeasure(k) if v.trial.id not in chosen]
             steps += [self._step(v, "remeasure") for v in picks[: k - len(steps)]]
-        self._fill(steps, k)  # the race is settled: explore with what is left
+        if not steps:  # the race is settled: explore, keeping room to confirm a new leader
+            left = self.out.budget - len(self.out.steps)
+            self._fill(steps, min(k, max(0, left - (CONFIRM - 1))) if self.reserve else k)
+        if not steps and self.reserve:  # no room to explore: confirm the leader further
+            leader = self.out.state.leader()
+            steps = [self._step(leader, "remeasure")] if leader is not None else []
         return steps
 
     def _fill(self, steps: list[Step], k: int) -> None:

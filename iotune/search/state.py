@@ -23,8 +23,6 @@ from iotune.trials.records import Trial, TrialResult
 
 #: measurements a configuration needs before it may be recommended
 CONFIRM = 3
-#: re-measuring one configuration stops here
-MOST = 6
 
 
 @dataclass
@@ -129,30 +127,32 @@ class State:
         return next(v for _s, v in ranked if v.measured >= need)
 
     def to_remeasure(self, k: int) -> list[Visit]:
-        """Up to ``k`` visits to measure again so the leader is sure beyond noise.
+        """Up to ``k`` visits to measure again so the pick is sure beyond noise.
 
         The best pooled score first while it has fewer than :data:`CONFIRM`
-        measurements (one lucky trial must not win); then the contenders its
-        repeats do not beat by the one-sided Mann-Whitney test at ``alpha``, best
-        first, until each has :data:`CONFIRM` (at most :data:`MOST`).  Empty when
-        the leader is confirmed and beats every other configuration.
+        measurements (one lucky trial must not win); then, best first, the
+        contenders whose repeats the leader's do not beat by the one-sided
+        Mann-Whitney test at ``alpha``, until they too have :data:`CONFIRM`.  A
+        near tie among confirmed visits is left alone: either is a good pick.
+        Empty when the race is settled.
         """
         ranked = self.ranked()
         if not ranked:
             return []
-        picks = [v for _s, v in ranked[:k] if v.measured < CONFIRM and v is ranked[0][1]]
         top = ranked[0][1]
-        if top.measured >= CONFIRM:
-            mine = self.goal.repeat_scores(top.ok)
-            for _score, other in ranked[1:]:
-                if len(picks) == k:
-                    break
-                if other.measured >= MOST and top.measured >= MOST:
-                    continue
-                theirs = self.goal.repeat_scores(other.ok)
-                if rank_test(mine, theirs).p_value > self.alpha:
-                    picks.append(other if other.measured <= top.measured else top)
-        return list({id(v): v for v in picks if v.measured < MOST}.values())[:k]
+        if top.measured < CONFIRM:
+            return [top]
+        mine = self.goal.repeat_scores(top.ok)
+        picks = []
+        for _score, other in ranked[1:]:
+            if len(picks) == k:
+                break
+            if other.measured >= CONFIRM:
+                continue
+            theirs = self.goal.repeat_scores(other.ok)
+            if not theirs.size or rank_test(mine, theirs).p_value > self.alpha:
+                picks.append(other)
+        return picks
 
 
 def _sized(visit: Visit) -> bool:

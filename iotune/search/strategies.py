@@ -17,6 +17,7 @@ ranks, so a sampler may use their order; everything else is categorical.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from iotune.errors import UsageError
@@ -50,17 +51,17 @@ def make_sampler(strategy: str, *, seed: int, budget: int, space: Space) -> Any:
     if strategy == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     if strategy == "tpe":
-        return optuna.samplers.TPESampler(seed=seed, constraints_func=_constraints)
+        return optuna.samplers.TPESampler(seed=seed)
     if strategy == "auto":
-        return optuna.samplers.TPESampler(
-            seed=seed,
-            multivariate=True,
-            group=True,
-            n_startup_trials=min(20, max(5, budget // 5)),
-            constant_liar=True,
-            constraints_func=_constraints,
-            warn_independent_sampling=False,
-        )
+        with warnings.catch_warnings():  # group is "experimental" in optuna 5
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return optuna.samplers.TPESampler(
+                seed=seed,
+                multivariate=True,
+                group=True,
+                n_startup_trials=min(20, max(5, budget // 5)),
+                constant_liar=True,
+            )
     if strategy == "gp":
         try:
             import torch  # noqa: F401 - only to say what is missing
@@ -69,13 +70,8 @@ def make_sampler(strategy: str, *, seed: int, budget: int, space: Space) -> Any:
                 "search.strategy: 'gp' needs PyTorch (pip install torch); "
                 "allowed without it: grid, random, tpe, auto"
             ) from err
-        return optuna.samplers.GPSampler(seed=seed, constraints_func=_constraints)
+        return optuna.samplers.GPSampler(seed=seed)
     raise UsageError(f"search.strategy: unknown {strategy!r}; allowed: grid, random, tpe, gp, auto")
-
-
-def _constraints(trial: Any) -> tuple[float, ...]:
-    """optuna's constraint value: stored size over ``max_size`` (> 0 is infeasible)."""
-    return (float(trial.user_attrs.get("over_size", 0.0)),)
 
 
 class Proposer:
@@ -130,7 +126,7 @@ class Proposer:
 
         if trial is None:
             return
-        trial.set_user_attr("over_size", over_size)
+        trial.set_constraint("max_size", over_size)  # > 0: larger than allowed
         if value != value:  # NaN
             self.study.tell(trial, state=TrialState.FAIL)
         else:
@@ -148,6 +144,6 @@ class Proposer:
                 params=params,
                 distributions=self.dists,
                 value=value,
-                user_attrs={"over_size": over_size},
+                constraints={"max_size": over_size},
             )
         )

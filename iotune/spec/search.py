@@ -69,7 +69,7 @@ def parse_search(value: object, metrics: tuple[str, ...]) -> SearchSpec:
         max_ratio_loss=None if limit is None else float(limit),
         seed=integer(data.get("seed", 0), "search.seed"),
         parallel=None if parallel is None else integer(parallel, "search.parallel", minimum=1),
-        remeasure=_fraction(data.get("remeasure", 0.3), "search.remeasure", upper=0.9),
+        remeasure=_remeasure(data.get("remeasure", 0.3)),
     )
 
 
@@ -79,6 +79,13 @@ def _budget(value: object) -> tuple[int | None, float | None]:
     if isinstance(value, str) and value.strip().endswith("%"):
         return None, _fraction(value, "search.budget", upper=1.0)
     return integer(value, "search.budget", minimum=2), None
+
+
+def _remeasure(value: object) -> float:
+    """0 (never re-measure: the best single trial wins) or a share up to 90 %."""
+    if value == 0 and not isinstance(value, bool):
+        return 0.0
+    return _fraction(value, "search.remeasure", upper=0.9)
 
 
 def _fraction(value: object, path: str, *, upper: float) -> float:
