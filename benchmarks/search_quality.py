@@ -41,7 +41,9 @@ if importlib.util.find_spec("torch") is not None:
 def truth(grid: Any, objective: str) -> dict[str, float]:
     """Each applicable point's true score (grid medians) over the best, by trial id."""
     weighted = "=" in objective
-    ranking = grid.iotune.rank(None if weighted else objective, weights=objective if weighted else None)
+    ranking = grid.iotune.rank(
+        None if weighted else objective, weights=objective if weighted else None
+    )
     best = max(c.score for c in ranking.candidates)
     ids = {}
     for cand in ranking.candidates:
@@ -135,7 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     print(HEADER, file=sys.stderr)
     for path in paths:
-        rows += evaluate(path, args.objective, args.strategy or list(STRATEGIES), args.seeds, args.budget)
+        rows += evaluate(
+            path, args.objective, args.strategy or list(STRATEGIES), args.seeds, args.budget
+        )
     print(HEADER)
     for row in rows:
         print(_line(row))

@@ -74,15 +74,28 @@ def synthetic_grid(
         write = [{"MiBps": draw("write"), "s": 1.0, "cpu_s": 0.5} for _ in range(n)]
         reads = {
             p: [
-                {"MiBps": draw(f"read:{p}"), "s": 1.0, "cpu_s": 0.5, "resident_fraction": 0.0,
-                 "ops_per_s": 1.0, "cache": "cold", "bytes": 1 << 20, "ops": 1}  # fmt: skip
+                {
+                    "MiBps": draw(f"read:{p}"),
+                    "s": 1.0,
+                    "cpu_s": 0.5,
+                    "resident_fraction": 0.0,
+                    "ops_per_s": 1.0,
+                    "cache": "cold",
+                    "bytes": 1 << 20,
+                    "ops": 1,
+                }  # fmt: skip
                 for _ in range(n)
             ]
             for p in sweep.read.patterns
         }
         size = int(sweep.workload.nbytes / rng.uniform(1, 4))
         done[trial.id] = TrialResult(
-            trial.id, "ok", write=write, reads=reads, file_bytes=size, raw_bytes=sweep.workload.nbytes
+            trial.id,
+            "ok",
+            write=write,
+            reads=reads,
+            file_bytes=size,
+            raw_bytes=sweep.workload.nbytes,
         )
     return to_dataset(plan, done, provenance={"host": "synthetic"})
 

@@ -8,7 +8,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.console import backends_text, best_text, counts_text, plan_text, results_text
+from iotune.console import (
+    backends_text,
+    best_text,
+    counts_text,
+    plan_text,
+    results_text,
+    search_text,
+)
 from iotune.errors import UsageError
 from iotune.executors import make_executor
 from iotune.results.dataset import RESULTS_NAME, open_results, save, to_dataset
@@ -48,6 +55,7 @@ __all__ = [
     "run",
     "run_warnings",
     "save_plots",
+    "search_text",
     "tune",
 ]
 
@@ -344,6 +352,7 @@ def tune(
     scratch: str | Path | None = None,
     progress: bool = True,
     on_result: Callable[[TrialResult], None] | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> xr.Dataset:
     """Search a spec's space adaptively; return the sparse results (also ``OUT/results.nc``).
 
@@ -363,6 +372,8 @@ def tune(
         ``objective``: ``read:timeseries`` or ``write=1,read:spatial=2``).
     resume, overwrite, scratch, progress, on_result
         As for :func:`run`; a resumed search measures no trial twice.
+    overrides
+        Further dotted overrides of the spec (``{"execution.workers": 2}``).
 
     Raises
     ------
@@ -379,7 +390,7 @@ def tune(
         spec,
         out=out,
         replay=replay,
-        overrides=tuning.search_overrides(options),
+        overrides={**(overrides or {}), **tuning.search_overrides(options)},
         resume=resume,
         overwrite=overwrite,
         scratch=scratch,

@@ -238,7 +238,9 @@ def tune(
         sweep = (
             load_search_spec(spec, overrides)
             if spec is not None
-            else grid_sweep(grid, overrides, str(replay) if isinstance(replay, str | Path) else "grid")
+            else grid_sweep(
+                grid, overrides, str(replay) if isinstance(replay, str | Path) else "grid"
+            )
         )
         ds = replay_search(sweep, grid)
         if out is not None:

@@ -59,6 +59,9 @@ class Recommendation:
     candidates: int
     repeats: int
     exports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: share of importance per parameter (sum 1) and the line that says it
+    importance: dict[str, float] = field(default_factory=dict)
+    importance_text: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -73,6 +76,7 @@ def recommend(
     max_ratio_loss: float | str | None = None,
     variable: str | None = None,
     alpha: float = ALPHA,
+    importance: bool = True,
 ) -> Recommendation:
     """Pick the best configuration of a sweep, its runner-up and exports to paste.
 
@@ -96,6 +100,8 @@ def recommend(
         or ``data``.
     alpha
         Significance level of the winner against the runner-up.
+    importance
+        Also say which parameters matter (:mod:`iotune.search.importance`).
 
     Returns
     -------
@@ -121,7 +127,10 @@ def recommend(
     if baseline is not None:
         speedup = {m: winner.median[m] / baseline.median[m] for m in chosen}
         speedup["score"] = winner.score / baseline.score
+    found = _importance(ds, chosen) if importance else None
     return Recommendation(
+        importance=found.shares if found else {},
+        importance_text=found.text() if found else "",
         weights=chosen,
         winner=winner,
         runner_up=runner,
@@ -137,6 +146,12 @@ def recommend(
             winner.settings, target_of(ds, variable), hints=hints_of(ds, winner.settings)
         ),
     )
+
+
+def _importance(ds: xr.Dataset, weights: Mapping[str, float]) -> Any:
+    from iotune.search.importance import importance
+
+    return importance(ds, weights=dict(weights))
 
 
 def _baseline(

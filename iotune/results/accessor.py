@@ -326,7 +326,9 @@ class IotuneAccessor:
         everything = self._candidates(goal.weights)
         if not everything:
             raise RecommendError("the results hold no successful trial with every objective metric")
-        return rank_candidates(goal, everything, alpha)
+        ranking = rank_candidates(goal, sparse.eligible(self._ds, everything), alpha)
+        ranking.candidates = everything  # a search ranks only what it re-measured
+        return ranking
 
     def best(
         self,
@@ -366,7 +368,6 @@ class IotuneAccessor:
         ok = np.ones(npts, dtype=bool)
         if "status" in flat:
             ok &= flat["status"].transpose("point", ...).values.astype(str) == "ok"
-        ok &= sparse.confirmed(flat)  # a search recommends only what it re-measured
         intervals = {m: self._intervals(flat, m) for m in weights}
         found = []
         for i, numbers in figures(values, weights, ok).items():

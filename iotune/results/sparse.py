@@ -31,18 +31,20 @@ def swept(ds: xr.Dataset, names: list[str]) -> tuple[str, ...]:
     return tuple(n for n in names if n in ds.coords and ds[n].dims == ("point",))
 
 
-def confirmed(flat: xr.Dataset) -> np.ndarray:
-    """Points a search may recommend: measured as often as its confirmation asks.
+def eligible(ds: xr.Dataset, cands: list[Any]) -> list[Any]:
+    """The candidates a search may recommend: measured as often as it confirms.
 
     A point measured once is never recommended over one the search re-measured
-    (up to ``search_confirm`` times); grids (no ``measurements``) are all eligible.
+    (up to ``search_confirm`` times); for grids every candidate is eligible.
     """
-    n = flat.sizes.get("point", 1)
-    if "measurements" not in flat or "search_confirm" not in flat.attrs:
-        return np.ones(n, dtype=bool)
-    counts = np.nan_to_num(flat["measurements"].values.reshape(n))
-    need = min(float(flat.attrs["search_confirm"]), float(counts.max(initial=0)))
-    return counts >= need
+    if not is_sparse(ds) or "measurements" not in ds or "search_confirm" not in ds.attrs:
+        return cands
+    names = swept(ds, str(ds.attrs.get("swept", "")).split())
+    keys = zip(*(ds[n].values.tolist() for n in names), strict=True)
+    counts = dict(zip(keys, np.nan_to_num(ds["measurements"].values).tolist(), strict=True))
+    measured = [counts.get(tuple(c.coords[n] for n in names), 0.0) for c in cands]
+    need = min(float(ds.attrs["search_confirm"]), max(measured, default=0.0))
+    return [c for c, n in zip(cands, measured, strict=True) if n >= need]
 
 
 def _values(ds: xr.Dataset, name: str) -> list[Any]:

@@ -210,9 +210,7 @@ class Search:
         leader = self.out.state.leader()
         step.leader = -1 if leader is None else leader.index
 
-    def _resume(
-        self, records: list[dict[str, Any]], done: Mapping[str, TrialResult]
-    ) -> list[Step]:
+    def _resume(self, records: list[dict[str, Any]], done: Mapping[str, TrialResult]) -> list[Step]:
         """Take an earlier run's trials from its log: finished ones told, the rest to rerun."""
         pending = []
         for record in records:

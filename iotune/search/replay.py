@@ -52,7 +52,9 @@ class ReplayMeasurer:
         ids = flat["trial_id"].transpose("point", ...).values.astype(str).ravel()
         self.index = {tid: i for i, tid in enumerate(ids) if tid}
         self.raw_bytes = int(grid.attrs.get("raw_bytes", 0))
-        self.arrays = {n: _points(flat, n) for n in (*_WRITE.values(), *_READ.values()) if n in flat}
+        self.arrays = {
+            n: _points(flat, n) for n in (*_WRITE.values(), *_READ.values()) if n in flat
+        }
         for name in ("file_bytes", "status", "error", "read_bytes", "read_ops", "read_cache"):
             if name in flat:
                 self.arrays[name] = _points(flat, name)

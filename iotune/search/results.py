@@ -76,7 +76,9 @@ def search_dataset(
     names = list(Space(sweep).names)
     ds = ds.assign_coords({n: ("point", [v.coords[n] for v in visits]) for n in names})
     ds["measurements"] = ("point", np.array([v.measured for v in visits], dtype=float))
-    ds["measurements"].attrs["long_name"] = "trials that measured the point (re-measurements pooled)"
+    ds["measurements"].attrs["long_name"] = (
+        "trials that measured the point (re-measurements pooled)"
+    )
     ds = ds.assign(_order(outcome))
     ds.attrs.update(_attrs(sweep, outcome, names))
     return ds
