@@ -66,27 +66,16 @@ def synthetic_grid(
                 value *= factors.get(key, 1.0)
             truth[m] = value
 
-        def draw(m: str) -> float:
+        def draw(m: str, truth: dict[str, float] = truth) -> float:
             x = truth[m] * rng.lognormal(0, noise)
             return x * (1.6 if rng.random() < outliers else 1.0)
 
         n = sweep.measure.most
         write = [{"MiBps": draw("write"), "s": 1.0, "cpu_s": 0.5} for _ in range(n)]
+        run = {"s": 1.0, "cpu_s": 0.5, "resident_fraction": 0.0, "ops_per_s": 1.0}
+        run |= {"cache": "cold", "bytes": 1 << 20, "ops": 1}
         reads = {
-            p: [
-                {
-                    "MiBps": draw(f"read:{p}"),
-                    "s": 1.0,
-                    "cpu_s": 0.5,
-                    "resident_fraction": 0.0,
-                    "ops_per_s": 1.0,
-                    "cache": "cold",
-                    "bytes": 1 << 20,
-                    "ops": 1,
-                }  # fmt: skip
-                for _ in range(n)
-            ]
-            for p in sweep.read.patterns
+            p: [{**run, "MiBps": draw(f"read:{p}")} for _ in range(n)] for p in sweep.read.patterns
         }
         size = int(sweep.workload.nbytes / rng.uniform(1, 4))
         done[trial.id] = TrialResult(

@@ -8,7 +8,10 @@ display, are never registered with pyplot (nothing leaks) and can be made in wor
 - :func:`throughput`: median and min-max over repeats against one parameter, facets;
 - :func:`heatmap`: a metric over two parameters, one panel per read pattern;
 - :func:`size_vs_throughput`: stored size against throughput, Pareto frontier marked;
-- :func:`fraction_of_limit`: each trial's throughput over the calibrated device limit.
+- :func:`fraction_of_limit`: each trial's throughput over the calibrated device limit;
+- :func:`convergence`, :func:`importance`: a search's best so far, and which knobs matter.
+
+A search's sparse results are drawn as the grid of the values it visited.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING
 import xarray as xr
 
 from iotune.plot._common import _params
+from iotune.plot.convergence import convergence, importance
 from iotune.plot.heatmap import heatmap
 from iotune.plot.limit import NO_LIMIT_NOTE, fraction_of_limit, has_limit
 from iotune.plot.lines import MAX_PANELS, throughput
@@ -29,8 +33,10 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_PANELS",
     "all_figures",
+    "convergence",
     "fraction_of_limit",
     "heatmap",
+    "importance",
     "notes",
     "size_vs_throughput",
     "throughput",
@@ -55,6 +61,7 @@ def all_figures(ds: xr.Dataset) -> dict[str, Figure]:
     -------
     dict of str to matplotlib.figure.Figure
     """
+    search, ds = (ds if "search_score" in ds else None), ds.iotune.dense()
     metrics: list[tuple[str, str | None]] = []
     if "write_MiBps" in ds:
         metrics.append(("write", None))
@@ -70,6 +77,9 @@ def all_figures(ds: xr.Dataset) -> dict[str, Figure]:
             figures[key] = size_vs_throughput(ds, metric=m, pattern=p)
     if has_limit(ds):
         figures["fraction-of-limit"] = fraction_of_limit(ds)
+    if search is not None:
+        figures["convergence"] = convergence(search)
+        figures["importance"] = importance(search)
     return figures
 
 

@@ -128,6 +128,7 @@ def _attrs(sweep: Sweep, outcome: Outcome, names: list[str]) -> dict[str, Any]:
         "search_budget": outcome.budget,
         "search_trials": len(outcome.steps),
         "search_objective": search.objective or "default (read:timeseries, else first read, write)",
+        "search_weights": json.dumps(dict(outcome.state.goal.weights)),
         "search_limits": json.dumps(dict(outcome.state.goal.limits)),
         "search_remeasure": search.remeasure,
         "search_confirm": CONFIRM,
