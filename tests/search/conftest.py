@@ -46,36 +46,9 @@ def small_grid_path(small_grid, tmp_path_factory) -> Path:
     return save(small_grid, tmp_path_factory.mktemp("grid") / "results.nc")
 
 
-def write_million_spec(path: Path, *, budget: int = 30) -> Path:
-    """A memory-backend spec of 1,140,480 grid points (chunk shapes x codecs x levels x shuffle)."""
-    import yaml
-
-    shapes = [
-        [t, z, y, x]
-        for t in range(1, 65)
-        for z in (1, 2, 4, 8, 16)
-        for y in (8, 16, 32)
-        for x in (8, 16, 32)
-    ]
-    spec = {
-        "version": 1,
-        "name": "million",
-        "workload": {"shape": {"time": 64, "z": 16, "y": 32, "x": 32}, "dtype": "int16"},
-        "backend": "memory",
-        "parameters": {
-            "chunks": shapes,
-            "codec": ["zstd", "blosc-zstd", "blosc-lz4", "zlib", "blosc-zlib", "bzip2"],
-            "level": list(range(1, 23)),
-            "shuffle": ["none", "byte", "bit"],
-        },
-        "read": {"patterns": ["full"]},
-        "measure": {"repeats": 1, "cache": "warm", "fsync": False},
-        "search": {"strategy": "auto", "budget": budget, "objective": "write", "seed": 0},
-    }
-    path.write_text(yaml.safe_dump(spec, default_flow_style=None, sort_keys=False))
-    return path
-
-
 @pytest.fixture(scope="session")
 def million_spec(tmp_path_factory) -> Path:
+    _synthetic()  # puts benchmarks/ on the path
+    from search_memory import write_million_spec
+
     return write_million_spec(tmp_path_factory.mktemp("million") / "million.yaml")

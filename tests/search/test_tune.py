@@ -150,3 +150,16 @@ def test_quick_yaml_on_dask_killed_and_resumed(tmp_path: Path) -> None:
     ds = iotune.open_results(out)
     assert ds.attrs["executor"] == "dask" and ds.attrs["search_trials"] == 8
     assert "recommended for read:timeseries:" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_million_point_space_stays_under_300_mib() -> None:
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "search_memory.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--budget", "30"], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.strip().splitlines()[-1]
+    assert "space 1,140,480 points" in line and "30 trials" in line
+    peak = float(line.split("peak RSS: search ")[1].split(" MiB")[0])
+    assert peak < 300, line
