@@ -18,7 +18,7 @@ def test_the_one_parameter_that_decides_comes_first(small_grid) -> None:
     shaped = 100.0 * factor * ts.copy(data=jitter)
     ds["read_MiBps"].loc[{"pattern": "timeseries"}] = shaped.transpose(*ts.dims).values
     found = importance(ds, "read:timeseries")
-    assert list(found.shares)[0] == "chunks" and found.shares["chunks"] > 0.5
+    assert next(iter(found.shares)) == "chunks" and found.shares["chunks"] > 0.5
     assert sum(found.shares.values()) == pytest.approx(1.0)
     assert found.text().startswith("what matters for read:timeseries: chunks ")
     assert "PED-ANOVA" in found.text()
