@@ -139,7 +139,8 @@ class Search:
             steps += [self._step(v, "remeasure") for v in picks[: k - len(steps)]]
         if not steps:  # the race is settled: explore, keeping room to confirm a new leader
             left = self.out.budget - len(self.out.steps)
-            self._fill(steps, min(k, max(0, left - (CONFIRM - 1))) if self.reserve else k)
+            room = min(k, max(0, left - (CONFIRM - 1))) if self.reserve else k
+            self._fill(steps, room)
         if not steps and self.reserve:  # no room to explore: confirm the leader further
             leader = self.out.state.leader()
             steps = [self._step(leader, "remeasure")] if leader is not None else []
