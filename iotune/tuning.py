@@ -168,31 +168,30 @@ def run_search(
         prov = provenance.collect(root)
         executor = make_executor(sweep.execution)
         print(f"iotune: {executor.describe()}", file=sys.stderr)
+        measurer = ExecutorMeasurer(executor, journal, None, on_result)
         search = Search(
             sweep,
             goal=goal_of(sweep, sweep.search),
-            measurer=ExecutorMeasurer(executor, journal, None, on_result),
+            measurer=measurer,
             task=task_maker(sweep, str(root)),
             parallel=_parallel(sweep),
             log=log.append,
             earlier=(log.records, journal.done),
         )
-        bar = _progress(search.out.budget, progress)
-        search.measurer.bar = bar
+        measurer.bar = _progress(search.out.budget, len(journal.done), progress)
         try:
-            outcome = search.run()
-        except BaseException:
+            search.run()
+        except BaseException:  # interrupted (or failing): stop what still runs, now
             executor.abort()
             raise
         else:
             executor.close()
         finally:
-            if bar is not None:
-                bar.close()
+            if measurer.bar is not None:
+                measurer.bar.close()
             shutil.rmtree(root, ignore_errors=True)
             ds = search_dataset(sweep, search.out, provenance=prov)
             save(ds, out / RESULTS_NAME)
-    del outcome
     return ds
 
 
@@ -204,12 +203,12 @@ def _parallel(sweep: Sweep) -> int:
     return 1 if execution.executor == "serial" else execution.workers or 2
 
 
-def _progress(total: int, enabled: bool) -> Any:
+def _progress(total: int, initial: int, enabled: bool) -> Any:
     if not enabled:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit="trial", file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total, initial=initial, unit="trial", file=sys.stderr, dynamic_ncols=True)
 
 
 def open_grid(path: str | Path) -> xr.Dataset:
