@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from iotune.search.replay import ReplayMeasurer
+from iotune.search.state import CONFIRM
 from iotune.trials.records import Trial, TrialTask
 from iotune.tuning import grid_sweep, replay_outcome, replay_search
 
@@ -76,7 +77,7 @@ def test_the_pick_is_what_recommend_picks(small_grid) -> None:
 
 def test_re_measures_the_leader_before_recommending(grid150) -> None:
     found = outcome(grid150, budget=30, objective="write", seed=2)
-    assert found.recommended.measured >= 3
+    assert found.recommended.measured >= CONFIRM
     assert any(s.kind == "remeasure" for s in found.steps)
     plain = outcome(grid150, budget=30, objective="write", seed=2, remeasure=0)
     assert all(s.kind == "explore" for s in plain.steps)
