@@ -8,14 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.console import (
-    backends_text,
-    best_text,
-    counts_text,
-    plan_text,
-    results_text,
-    search_text,
-)
+from iotune.console import backends_text, best_text, counts_text, plan_text, results_text
 from iotune.errors import UsageError
 from iotune.executors import make_executor
 from iotune.results.dataset import RESULTS_NAME, open_results, save, to_dataset
@@ -27,6 +20,7 @@ from iotune.trials.journal import DirectoryLock, Journal
 from iotune.trials.plan import Plan, grid_size, make_plan
 from iotune.trials.records import TrialResult, TrialTask
 from iotune.trials.scratch import make_scratch_root, remove_leftovers, remove_stale_lock
+from iotune.tuning import search_text, tune  # adaptive search: iotune tune
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -334,66 +328,3 @@ def notebook(
 
     params = parse_parameters(parameters)
     return run_notebook(path, parameters=params, out=out, kernel=kernel)
-
-
-def tune(
-    spec: str | Path | Sweep | None = None,
-    *,
-    out: str | Path | None = None,
-    replay: str | Path | xr.Dataset | None = None,
-    strategy: str | None = None,
-    budget: int | str | None = None,
-    objective: str | None = None,
-    max_size: str | None = None,
-    seed: int | None = None,
-    parallel: int | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    scratch: str | Path | None = None,
-    progress: bool = True,
-    on_result: Callable[[TrialResult], None] | None = None,
-    overrides: Mapping[str, Any] | None = None,
-) -> xr.Dataset:
-    """Search a spec's space adaptively; return the sparse results (also ``OUT/results.nc``).
-
-    Parameters
-    ----------
-    spec
-        A spec file (its ``search`` section; ``strategy: auto`` without one) or a
-        loaded Sweep with a search section.  With ``replay``: default the grid's own spec.
-    out
-        Output directory; default ``results/<name>-tune``.  A replay writes only
-        ``results.nc`` there, and nothing when ``out`` is None.
-    replay
-        A recorded grid (results file or Dataset): trials are answered from its
-        repeats instead of the file system (see :mod:`iotune.search.replay`).
-    strategy, budget, objective, max_size, seed, parallel
-        Override the ``search`` section (``budget``: trials or ``"25%"``;
-        ``objective``: ``read:timeseries`` or ``write=1,read:spatial=2``).
-    resume, overwrite, scratch, progress, on_result
-        As for :func:`run`; a resumed search measures no trial twice.
-    overrides
-        Further dotted overrides of the spec (``{"execution.workers": 2}``).
-
-    Raises
-    ------
-    SpecError
-        A bad search setting (the message names the field, e.g. ``search.budget``).
-    UsageError
-        Before anything is measured: bad paths, or options that contradict.
-    """
-    from iotune import tuning
-
-    options = {"strategy": strategy, "budget": budget, "objective": objective}
-    options |= {"max_size": max_size, "seed": seed, "parallel": parallel}
-    return tuning.tune(
-        spec,
-        out=out,
-        replay=replay,
-        overrides={**(overrides or {}), **tuning.search_overrides(options)},
-        resume=resume,
-        overwrite=overwrite,
-        scratch=scratch,
-        progress=progress,
-        on_result=on_result,
-    )

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iotune.console import search_text  # noqa: F401 - iotune.api's, with tune
 from iotune.errors import UsageError
 from iotune.executors import make_executor
 from iotune.results.dataset import RESULTS_NAME, open_results, save
@@ -220,26 +221,61 @@ def open_grid(path: str | Path) -> xr.Dataset:
 
 
 def tune(
-    spec: str | Path | Sweep | None,
+    spec: str | Path | Sweep | None = None,
     *,
-    out: str | Path | None,
-    replay: str | Path | xr.Dataset | None,
-    overrides: Mapping[str, Any],
-    resume: bool,
-    overwrite: bool,
-    scratch: str | Path | None,
-    progress: bool,
-    on_result: Callable[[TrialResult], None] | None,
+    out: str | Path | None = None,
+    replay: str | Path | xr.Dataset | None = None,
+    strategy: str | None = None,
+    budget: int | str | None = None,
+    objective: str | None = None,
+    max_size: str | None = None,
+    seed: int | None = None,
+    parallel: int | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    scratch: str | Path | None = None,
+    progress: bool = True,
+    on_result: Callable[[TrialResult], None] | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> xr.Dataset:
-    """:func:`iotune.api.tune`: a replay, or a real search."""
+    """Search a spec's space adaptively; return the sparse results (also ``OUT/results.nc``).
+
+    Parameters
+    ----------
+    spec
+        A spec file (its ``search`` section; ``strategy: auto`` without one) or a
+        loaded Sweep with a search section.  With ``replay``: default the grid's own spec.
+    out
+        Output directory; default ``results/<name>-tune``.  A replay writes only
+        ``results.nc`` there, and nothing when ``out`` is None.
+    replay
+        A recorded grid (results file or Dataset): trials are answered from its
+        repeats instead of the file system (see :mod:`iotune.search.replay`).
+    strategy, budget, objective, max_size, seed, parallel
+        Override the ``search`` section (``budget``: trials or ``"25%"``;
+        ``objective``: ``read:timeseries`` or ``write=1,read:spatial=2``).
+    resume, overwrite, scratch, progress, on_result
+        As for :func:`run`; a resumed search measures no trial twice.
+    overrides
+        Further dotted overrides of the spec (``{"execution.workers": 2}``).
+
+    Raises
+    ------
+    SpecError
+        A bad search setting (the message names the field, e.g. ``search.budget``).
+    UsageError
+        Before anything is measured: bad paths, or options that contradict.
+    """
+    options = {"strategy": strategy, "budget": budget, "objective": objective}
+    options |= {"max_size": max_size, "seed": seed, "parallel": parallel}
+    overrides = {**(overrides or {}), **search_overrides(options)}
     if replay is not None:
         grid = replay if not isinstance(replay, str | Path) else open_grid(replay)
+        name = str(replay) if isinstance(replay, str | Path) else "grid"
         sweep = (
             load_search_spec(spec, overrides)
             if spec is not None
-            else grid_sweep(
-                grid, overrides, str(replay) if isinstance(replay, str | Path) else "grid"
-            )
+            else grid_sweep(grid, overrides, name)
         )
         ds = replay_search(sweep, grid)
         if out is not None:

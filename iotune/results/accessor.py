@@ -34,7 +34,6 @@ from iotune.results.objective import (
     parse_objective,
     split_metric,
 )
-from iotune.results.objective import rank as rank_candidates
 from iotune.results.stats import ALPHA, nanmedian, spread
 from iotune.units import format_size
 
@@ -111,9 +110,7 @@ class IotuneAccessor:
         if names is None:
             return tuple(str(d) for d in ds.dims if d not in NOT_PARAMS)
         words = " ".join(str(n) for n in np.atleast_1d(names)).split()
-        if sparse.is_sparse(ds):  # a search's visited points: parameters are coordinates
-            return sparse.swept(ds, words)
-        return tuple(d for d in words if d in ds.dims)
+        return sparse.swept(ds, words)  # a search's parameters are coordinates along point
 
     @property
     def patterns(self) -> tuple[str, ...]:
@@ -209,7 +206,7 @@ class IotuneAccessor:
 
     def dense(self) -> xr.Dataset:
         """A search's sparse points as the grid of their visited values (a grid: itself)."""
-        return sparse.dense(self._ds, self.swept) if sparse.is_sparse(self._ds) else self._ds
+        return sparse.dense(self._ds, self.swept)
 
     # --- grid points ------------------------------------------------------------
 
@@ -326,9 +323,7 @@ class IotuneAccessor:
         everything = self._candidates(goal.weights)
         if not everything:
             raise RecommendError("the results hold no successful trial with every objective metric")
-        ranking = rank_candidates(goal, sparse.eligible(self._ds, everything), alpha)
-        ranking.candidates = everything  # a search ranks only what it re-measured
-        return ranking
+        return sparse.rank(self._ds, goal, everything, alpha)  # a search: what it re-measured
 
     def best(
         self,

@@ -17,6 +17,8 @@ import numpy as np
 import xarray as xr
 
 from iotune.errors import ResultsError
+from iotune.results.objective import Candidate, Objective, Ranking
+from iotune.results.objective import rank as rank_candidates
 
 #: cells (points x patterns x repeats) a dense copy may have
 MAX_DENSE_CELLS = 20_000_000
@@ -27,8 +29,17 @@ def is_sparse(ds: xr.Dataset) -> bool:
 
 
 def swept(ds: xr.Dataset, names: list[str]) -> tuple[str, ...]:
-    """The named parameters that are coordinates along ``point``."""
+    """The named parameters that are dimensions, or (sparse) coordinates along ``point``."""
+    if not is_sparse(ds):
+        return tuple(d for d in names if d in ds.dims)
     return tuple(n for n in names if n in ds.coords and ds[n].dims == ("point",))
+
+
+def rank(ds: xr.Dataset, goal: Objective, cands: list[Candidate], alpha: float) -> Ranking:
+    """:func:`iotune.results.objective.rank` of the :func:`eligible` candidates; all listed."""
+    ranking = rank_candidates(goal, eligible(ds, cands), alpha)
+    ranking.candidates = cands
+    return ranking
 
 
 def eligible(ds: xr.Dataset, cands: list[Any]) -> list[Any]:
@@ -58,13 +69,15 @@ def _values(ds: xr.Dataset, name: str) -> list[Any]:
 
 
 def dense(ds: xr.Dataset, names: tuple[str, ...]) -> xr.Dataset:
-    """The grid over the visited values of each parameter in ``names``.
+    """The grid over the visited values of each parameter in ``names`` (a grid: itself).
 
     Raises
     ------
     ResultsError
         The grid would be too large to hold (select a part of the points first).
     """
+    if not is_sparse(ds):
+        return ds
     axes = {n: _values(ds, n) for n in names}
     shape = tuple(len(v) for v in axes.values())
     extra = math.prod(s for d, s in ds.sizes.items() if d not in ("point", "trial"))
