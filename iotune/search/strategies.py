@@ -7,8 +7,10 @@
 - ``auto``: the documented choice, a multivariate TPE (``multivariate=True``,
   ``group=True``: it models parameters jointly, as chunk shape and codec interact)
   whose random start-up is a fifth of the budget (at least 5, at most 20), with the
-  constant liar so parallel asks spread out.  It was the best or tied on the
-  synthetic and replayed grids of ``benchmarks/search_quality.py``.
+  constant liar so parallel asks spread out.  It had the best (or a tied) median
+  on the synthetic grids of ``docs/benchmarks.md``; variants tried there and
+  dropped: 5 start-up trials, 64 EI candidates, independent TPE, exploring the
+  leader's neighbours once the race is settled.
 
 Every strategy runs inside the same noise-aware loop (:mod:`iotune.search.loop`).
 Numbers (levels, sizes, counts) are integer distributions over their sorted
