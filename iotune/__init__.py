@@ -20,6 +20,7 @@ _API = {
     "load_spec": "iotune.api",
     "make_plan": "iotune.trials.plan",
     "run": "iotune.api",
+    "tune": "iotune.api",
     "save_plots": "iotune.api",
     "open_results": "iotune.results.dataset",
     "recommend": "iotune.analysis.recommend",

@@ -21,6 +21,7 @@ from iotune.trials.plan import Plan, grid_size, make_plan
 from iotune.trials.records import Trial, TrialResult, TrialTask
 from iotune.trials.schedule import Schedule, collect
 from iotune.trials.scratch import make_scratch_root, remove_leftovers, remove_stale_lock
+from iotune.tuning import search_text, tune  # adaptive search: iotune tune
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -50,6 +51,8 @@ __all__ = [
     "run",
     "run_warnings",
     "save_plots",
+    "search_text",
+    "tune",
     "write_darshan_spec",
 ]
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from iotune.errors import Interrupted, IotuneError, UsageError
 
@@ -41,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--force", action="store_true", help="run even if scratch looks too small for a trial"
     )
+    _tune_parser(sub)
     p = sub.add_parser("clean", help="remove scratch and locks left by runs that were killed")
     p.add_argument("out", type=Path, help="the run's output directory")
     p.add_argument("--scratch", type=Path, help="the --scratch directory the run used")
@@ -89,6 +91,27 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tune_parser(sub: Any) -> None:
+    p = sub.add_parser("tune", help="search a spec's space adaptively (or replay a grid)")
+    p.add_argument(
+        "spec", type=Path, nargs="?", help="the spec (default with --replay: the grid's)"
+    )
+    p.add_argument("--replay", type=Path, metavar="GRID.nc", help="answer trials from a grid")
+    p.add_argument("-o", "--out", type=Path, help="output directory (default results/NAME-tune)")
+    p.add_argument("--strategy", help="grid, random, tpe, gp or auto (default: the spec's, auto)")
+    p.add_argument("--budget", help="trials, or a share of the applicable points like 25%%")
+    p.add_argument("--objective", help="write, read:PATTERN or weights write=1,read:spatial=2")
+    p.add_argument("--max-size", help="largest stored size allowed, e.g. 64MiB")
+    p.add_argument("--seed", type=int, help="the search's seed")
+    p.add_argument("--parallel", type=int, help="trials asked at once")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted search")
+    p.add_argument("--overwrite", action="store_true", help="discard earlier results in OUT")
+    p.add_argument("--scratch", type=Path, help="directory on the file system to measure")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--executor", choices=("serial", "dask"), help="override execution.executor")
+    p.add_argument("--workers", type=int, help="dask LocalCluster workers (implies dask)")
+
+
 def _version() -> str:
     from iotune import __version__
 
@@ -134,6 +157,39 @@ def _run(args: argparse.Namespace) -> int:
     if args.plot:
         for path in api.save_plots(ds, out):
             print(f"figure:  {path}")
+    return EXIT_FAILED if api.any_failed(ds) else EXIT_OK
+
+
+def _tune(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    if args.spec is None and args.replay is None:
+        raise UsageError("tune: give a SPEC, or --replay GRID.nc")
+    budget = args.budget
+    if budget is not None and budget.isdigit():
+        budget = int(budget)
+    options = {"executor": args.executor, "workers": args.workers}
+    overrides = api.execution_overrides(**options) if args.executor or args.workers else {}
+    ds = api.tune(
+        args.spec,
+        out=args.out,
+        replay=args.replay,
+        strategy=args.strategy,
+        budget=budget,
+        objective=args.objective,
+        max_size=args.max_size,
+        seed=args.seed,
+        parallel=args.parallel,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        scratch=args.scratch,
+        progress=not args.no_progress,
+        overrides=overrides,
+    )
+    print(api.search_text(ds))
+    if args.out is not None or args.replay is None:
+        out = args.out or Path("results") / f"{ds.attrs['name']}-tune"
+        print(f"results: {out / 'results.nc'}")
     return EXIT_FAILED if api.any_failed(ds) else EXIT_OK
 
 
@@ -222,6 +278,7 @@ _COMMANDS = {
     "validate": _validate,
     "plan": _plan,
     "run": _run,
+    "tune": _tune,
     "clean": _clean,
     "show": _show,
     "plot": _plot,

@@ -86,3 +86,24 @@ def backends_text() -> str:
 
 def _mark(cls: type, param: str) -> str:
     return "n/a" if param in cls.inapplicable else "yes" if param in cls.parameters else "-"
+
+
+def search_text(ds: xr.Dataset) -> str:
+    """What a search did: strategy, budget, trials, points visited, and its pick."""
+    attrs = ds.attrs
+    kinds = [str(k) for k in ds["search_kind"].values] if "search_kind" in ds else []
+    again = sum(k == "remeasure" for k in kinds)
+    head = (
+        f"search {attrs.get('name')!r}: {attrs.get('search_strategy')} (seed "
+        f"{attrs.get('search_seed')}), {len(kinds)} of {attrs.get('search_budget')} trials "
+        f"({again} re-measurements), {ds.sizes.get('point', 0)} of "
+        f"{attrs.get('search_applicable')} applicable points visited"
+    )
+    pick = str(attrs.get("search_recommended") or "")
+    if not pick:
+        return f"{head}\nno configuration succeeded"
+    import json
+
+    coords = json.loads(pick)
+    shown = " ".join(f"{k}={v}" for k, v in coords.items())
+    return f"{head}\nrecommended for {attrs.get('search_objective')}: {shown}"

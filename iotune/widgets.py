@@ -43,7 +43,8 @@ def explore(results: xr.Dataset | str | Path, *, metric: str | None = None, top:
     Parameters
     ----------
     results
-        A results Dataset, a results file or the output directory holding one.
+        A results Dataset, a results file or the output directory holding one
+        (a search's results are shown as the grid of the values it visited).
     metric
         Data variable shown first; default ``write_MiBps``.
     top
@@ -60,7 +61,8 @@ def explore(results: xr.Dataset | str | Path, *, metric: str | None = None, top:
         from iotune.results.dataset import open_results
 
         results = open_results(results)
-    return Explorer(results, metric=metric, top=top)
+    # a search's sparse points as the grid of the values it visited
+    return Explorer(results.iotune.dense(), metric=metric, top=top)
 
 
 def metrics(ds: xr.Dataset) -> list[str]:

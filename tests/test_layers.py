@@ -34,9 +34,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("trials", ("iotune.trials",)),
     ("executors", ("iotune.executors",)),
     ("results", ("iotune.results",)),
+    ("search", ("iotune.search",)),
     ("analysis", ("iotune.analysis",)),
     ("views", ("iotune.plot", "iotune.widgets", "iotune.notebook")),
-    ("api", ("iotune.api", "iotune.console", "iotune.stopping")),
+    ("api", ("iotune.api", "iotune.console", "iotune.stopping", "iotune.tuning")),
     ("entry", ("iotune.cli", "iotune.__main__", "iotune")),
 ]
 MAX_LINES = 400

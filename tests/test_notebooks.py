@@ -53,9 +53,8 @@ def parameters_cells(nb: nbformat.NotebookNode) -> list:
 
 
 def test_there_are_notebooks() -> None:
-    assert {"01-quickstart", "02-chunking-and-compression", "03-chunk-cache", "05-explore"} <= set(
-        IDS
-    )
+    expected = {"01-quickstart", "02-chunking-and-compression", "03-chunk-cache", "05-explore"}
+    assert expected | {"06-search"} <= set(IDS)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -330,3 +329,27 @@ def test_quickstart_fits_binder_memory(tmp_path: Path) -> None:
     assert elapsed < 180
     assert peak[0] < BINDER_MEMORY, f"peak RSS {peak[0] / 2**20:.0f} MiB"
     _outputs_without_errors(tmp_path / "01-quickstart.ipynb")
+
+
+@pytest.mark.slow
+def test_search_notebook_replays_a_recorded_grid(tmp_path: Path) -> None:
+    """06-search with ``grid``: the replay, and the convergence plot against the grid's best."""
+    import papermill
+
+    from iotune.results.dataset import save
+    from tests.search.conftest import SMALL_SPACE, _synthetic
+
+    grid = save(_synthetic()(SMALL_SPACE, seed=1), tmp_path / "grid.nc")
+    executed = tmp_path / "06-search.ipynb"
+    papermill.execute_notebook(
+        str(NOTEBOOK_DIR / "06-search.ipynb"),
+        str(executed),
+        parameters={"grid": str(grid), "out": str(tmp_path / "out"), "budget": "25%"},
+        cwd=str(NOTEBOOK_DIR),
+        progress_bar=False,
+    )
+    nb = _outputs_without_errors(executed)
+    text = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    assert "search 'quick': auto (seed 0), 6 of 6 trials" in text
+    ds = open_results(tmp_path / "out")
+    assert ds.attrs["search_strategy"] == "auto" and ds.sizes["trial"] == 6

@@ -68,6 +68,9 @@ class Recommendation:
     #: the run's noise floor of each objective metric (relative), where it measured one
     noise: dict[str, float] = field(default_factory=dict)
     current: dict[str, Any] = field(default_factory=dict)
+    #: share of importance per parameter (sum 1) and the line that says it
+    importance: dict[str, float] = field(default_factory=dict)
+    importance_text: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -85,6 +88,7 @@ def recommend(
     max_ratio_loss: float | str | None = None,
     variable: str | None = None,
     alpha: float = ALPHA,
+    importance: bool = True,
 ) -> Recommendation:
     """Pick the best configuration of a sweep, its runner-up and exports to paste.
 
@@ -108,6 +112,8 @@ def recommend(
         or ``data``.
     alpha
         Significance level of the winner against the runner-up.
+    importance
+        Also say which parameters matter (:mod:`iotune.search.importance`).
 
     Returns
     -------
@@ -137,7 +143,10 @@ def recommend(
     if baseline is not None:
         speedup = {m: winner.median[m] / baseline.median[m] for m in chosen}
         speedup["score"] = winner.score / baseline.score
+    found = _importance(ds, chosen) if importance else None
     return Recommendation(
+        importance=found.shares if found else {},
+        importance_text=found.text() if found else "",
         weights=chosen,
         winner=winner,
         runner_up=runner,
@@ -175,6 +184,12 @@ def _current(current: Mapping[str, Any], cands: list[Candidate]) -> tuple[Candid
         why = "did not succeed or were excluded by a constraint"
         return None, f"no baseline: your current settings ({shown}) {why}"
     return matching[0], f"baseline: your current settings ({shown})"
+
+
+def _importance(ds: xr.Dataset, weights: Mapping[str, float]) -> Any:
+    from iotune.search.importance import importance
+
+    return importance(ds, weights=dict(weights))
 
 
 def _baseline(

@@ -69,6 +69,8 @@ def render_text(rec: Recommendation) -> str:
         lines += _candidate_lines("runner-up", rec.runner_up)
     lines.append(f"  {rec.separation}")
     lines += _baseline_lines(rec)
+    if rec.importance_text:
+        lines.append(rec.importance_text)
     lines.append("")
     lines.append("paste:")
     for name, export in rec.exports.items():

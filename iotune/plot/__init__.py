@@ -10,6 +10,9 @@ display, are never registered with pyplot (nothing leaks) and can be made in wor
 - :func:`size_vs_throughput`: stored size against throughput, Pareto frontier marked;
 - :func:`fraction_of_limit`: each trial's throughput over the calibrated device limit;
 - :func:`noise_over_time`: the reference configuration through the run, its noise floor.
+- :func:`convergence`, :func:`importance`: a search's best so far, and which knobs matter.
+
+A search's sparse results are drawn as the grid of the values it visited.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING
 import xarray as xr
 
 from iotune.plot._common import _params
+from iotune.plot.convergence import convergence, importance
 from iotune.plot.heatmap import heatmap
 from iotune.plot.limit import NO_LIMIT_NOTE, fraction_of_limit, has_limit
 from iotune.plot.lines import MAX_PANELS, throughput
@@ -31,8 +35,10 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_PANELS",
     "all_figures",
+    "convergence",
     "fraction_of_limit",
     "heatmap",
+    "importance",
     "noise_over_time",
     "notes",
     "size_vs_throughput",
@@ -59,6 +65,7 @@ def all_figures(ds: xr.Dataset) -> dict[str, Figure]:
     -------
     dict of str to matplotlib.figure.Figure
     """
+    search, ds = (ds if "search_score" in ds else None), ds.iotune.dense()
     metrics: list[tuple[str, str | None]] = []
     if "write_MiBps" in ds:
         metrics.append(("write", None))
@@ -76,6 +83,9 @@ def all_figures(ds: xr.Dataset) -> dict[str, Figure]:
         figures["fraction-of-limit"] = fraction_of_limit(ds)
     if "noise_write_MiBps" in ds:
         figures["noise"] = noise_over_time(ds)
+    if search is not None:
+        figures["convergence"] = convergence(search)
+        figures["importance"] = importance(search)
     return figures
 
 

@@ -58,6 +58,7 @@ def heatmap(
     ResultsError
         Unknown metric or reduction, nothing swept, or ``x``/``y`` not swept.
     """
+    ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
     from matplotlib.figure import Figure
 
     if reduce not in REDUCTIONS:

@@ -63,6 +63,7 @@ def fraction_of_limit(ds: xr.Dataset) -> Figure:
     ResultsError
         The Dataset has no ``fraction_of_limit``.
     """
+    ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
     from matplotlib.figure import Figure
 
     if not has_limit(ds):

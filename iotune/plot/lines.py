@@ -71,6 +71,7 @@ def throughput(
     ResultsError
         Unknown metric or pattern, a missing variable, or ``x``/``hue`` not swept.
     """
+    ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
     da, ylabel = _metric(ds, metric, pattern)
     x, hue = _pick_x_hue(da, x, hue)
     da, facets, reduced = _limit_facets(da, [d for d in da.dims if d not in (x, hue, "repeat")])

@@ -55,6 +55,7 @@ def size_vs_throughput(
     ResultsError
         Unknown metric or pattern, or a missing variable.
     """
+    ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
     from matplotlib.figure import Figure
 
     da, ylabel = _metric(ds, metric, pattern)

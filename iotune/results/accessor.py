@@ -26,6 +26,7 @@ import numpy as np
 import xarray as xr
 
 from iotune.errors import RecommendError, ResultsError
+from iotune.results import sparse
 from iotune.results.objective import (
     Candidate,
     Ranking,
@@ -33,7 +34,6 @@ from iotune.results.objective import (
     parse_objective,
     split_metric,
 )
-from iotune.results.objective import rank as rank_candidates
 from iotune.results.stats import ALPHA, nanmedian, spread
 from iotune.units import format_size
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: dimensions that are never swept parameters
-NOT_PARAMS = ("pattern", "repeat", "metric", "probe")
+NOT_PARAMS = ("pattern", "repeat", "metric", "point", "trial", "probe")
 #: parameters whose values are byte counts, labelled like ``64MiB``
 BYTE_PARAMS = frozenset({"chunk_cache", "stripe_size", "transfer_size"})
 
@@ -110,7 +110,7 @@ class IotuneAccessor:
         if names is None:
             return tuple(str(d) for d in ds.dims if d not in NOT_PARAMS)
         words = " ".join(str(n) for n in np.atleast_1d(names)).split()
-        return tuple(d for d in words if d in ds.dims)
+        return sparse.swept(ds, words)  # a search's parameters are coordinates along point
 
     @property
     def patterns(self) -> tuple[str, ...]:
@@ -209,6 +209,10 @@ class IotuneAccessor:
         values, n = np.unique(self._ds["status"].values.astype(str), return_counts=True)
         return dict(zip(values.tolist(), n.tolist(), strict=True))
 
+    def dense(self) -> xr.Dataset:
+        """A search's sparse points as the grid of their visited values (a grid: itself)."""
+        return sparse.dense(self._ds, self.swept)
+
     # --- grid points ------------------------------------------------------------
 
     def coords_of(self, point: xr.Dataset | xr.DataArray) -> dict[str, Any]:
@@ -239,6 +243,8 @@ class IotuneAccessor:
 
     def _flat(self) -> xr.Dataset:
         """One ``point`` dimension over the swept parameters, in grid (C) order."""
+        if sparse.is_sparse(self._ds):
+            return self._ds
         ds, dims = self._grid(), list(self.swept)
         return ds.stack(point=dims) if dims else ds.expand_dims(point=[0])
 
@@ -322,7 +328,7 @@ class IotuneAccessor:
         everything = self._candidates(goal.weights)
         if not everything:
             raise RecommendError("the results hold no successful trial with every objective metric")
-        return rank_candidates(goal, everything, alpha)
+        return sparse.rank(self._ds, goal, everything, alpha)  # a search: what it re-measured
 
     def best(
         self,

@@ -37,7 +37,10 @@ TOP_KEYS = (
     "execution",
     "hints",
     "baseline",
+    "search",
 )
+#: adaptive search strategies (``search.strategy``); ``grid`` measures every point
+STRATEGIES = ("grid", "random", "tpe", "gp", "auto")
 
 
 @dataclass(frozen=True)
@@ -144,6 +147,43 @@ class MeasureSpec:
 
 
 @dataclass(frozen=True)
+class SearchSpec:
+    """The ``search`` section: how an adaptive search picks trials (``iotune tune``).
+
+    ``budget`` counts trials, re-measurements included; ``budget_fraction`` (from
+    ``25%``) is resolved against the space's applicable points when the search
+    starts (None and None: the whole space).  ``objective`` is a metric or weights
+    as ``iotune recommend`` takes them; ``parallel`` trials are asked at once (None:
+    as many as the executor runs at once); ``remeasure`` is the share of the budget
+    kept for re-measuring the leading candidates.
+    """
+
+    strategy: str = "auto"
+    budget: int | None = None
+    budget_fraction: float | None = None
+    objective: str = ""
+    max_size: int | None = None
+    max_ratio_loss: float | None = None
+    seed: int = 0
+    parallel: int | None = None
+    remeasure: float = 0.3
+
+    def key(self) -> dict[str, object]:
+        """What decides which trials the search measures (the journal's digest).
+
+        Budget and parallelism are left out, so a search resumes with a larger budget.
+        """
+        return {
+            "strategy": self.strategy,
+            "objective": self.objective,
+            "max_size": self.max_size,
+            "max_ratio_loss": self.max_ratio_loss,
+            "seed": self.seed,
+            "remeasure": self.remeasure,
+        }
+
+
+@dataclass(frozen=True)
 class Sweep:
     """A validated sweep spec."""
 
@@ -160,6 +200,8 @@ class Sweep:
     #: the application's own settings (the ``baseline`` section), ``{parameter: label}``;
     #: a point of the grid, so it is measured and ``recommend`` compares against it
     baseline: dict[str, Any] = field(default_factory=dict)
+    #: the ``search`` section; None for plain grids (``iotune run``)
+    search: SearchSpec | None = None
     text: str = field(default="", compare=False)
     source: str | None = field(default=None, compare=False)
 
@@ -185,4 +227,6 @@ class Sweep:
             data["hints"] = self.hints
         if self.baseline:  # likewise: sweeps without a baseline keep their digest
             data["baseline"] = self.baseline
+        if self.search is not None:  # only then, so grids keep their digest
+            data["search"] = self.search.key()
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

@@ -33,6 +33,7 @@ from iotune.spec.model import (
     Workload,
 )
 from iotune.spec.parameters import parse_parameters
+from iotune.spec.search import parse_search
 from iotune.trials.precision import MIN_AUTO_REPEATS
 
 # --- small parse helpers ----------------------------------------------------
@@ -248,17 +249,20 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         for param in parameters:
             if param.name == "hints":
                 check_hint_names(param.values, hints, swept=param.swept)
+        read = parse_read(data.get("read"), workload)
+        metrics = ("write", *(f"read:{p}" for p in read.patterns))
         return Sweep(
             name=name,
             workload=workload,
             backends=backends,
             parameters=parameters,
-            read=parse_read(data.get("read"), workload),
+            read=read,
             measure=parse_measure(data.get("measure")),
             execution=parse_execution(data.get("execution")),
             description=description,
             hints=hints if "hints" in data else {},
             baseline=parse_baseline(data.get("baseline"), parameters, workload),
+            search=parse_search(data["search"], metrics) if "search" in data else None,
             text=text,
             source=source,
         )

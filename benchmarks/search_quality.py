@@ -1,0 +1,152 @@
+"""How close adaptive searches get to a recorded grid's best, replayed offline.
+
+For every grid in ``benchmarks/grids/*.nc`` (ordinary ``iotune run`` results with
+fixed repeats), every objective (each metric of the grid, or ``--objective``),
+every strategy and ``--seeds`` seeds: replay a search with a budget of
+``--budget`` (default 25 % of the grid's applicable points), and record the
+*true* value of the configuration it recommends (the grid's median-based score,
+as ``iotune recommend`` ranks the grid) as a fraction of the grid's best, and how
+many trials it took.  ``random-plain`` and ``tpe-plain`` are the same samplers
+without re-measurement (``remeasure: 0``): the best single trial wins.
+
+    python benchmarks/search_quality.py                      # every grid
+    python benchmarks/search_quality.py GRID.nc --seeds 30 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+GRIDS = Path(__file__).resolve().parent / "grids"
+#: name -> (search.strategy, search.remeasure)
+STRATEGIES = {
+    "grid": ("grid", 0.3),
+    "random-plain": ("random", 0.0),
+    "tpe-plain": ("tpe", 0.0),
+    "random": ("random", 0.3),
+    "tpe": ("tpe", 0.3),
+    "auto": ("auto", 0.3),
+}
+if importlib.util.find_spec("torch") is not None:
+    STRATEGIES["gp"] = ("gp", 0.3)
+
+
+def truth(grid: Any, objective: str) -> dict[str, float]:
+    """Each applicable point's true score (grid medians) over the best, by trial id."""
+    weighted = "=" in objective
+    ranking = grid.iotune.rank(
+        None if weighted else objective, weights=objective if weighted else None
+    )
+    best = max(c.score for c in ranking.candidates)
+    ids = {}
+    for cand in ranking.candidates:
+        tid = str(grid["trial_id"].sel(cand.coords).values)
+        ids[tid] = cand.score / best
+    return ids
+
+
+def one(grid: Any, objective: str, strategy: str, seed: int, budget: str) -> dict[str, Any]:
+    from iotune.tuning import grid_sweep, replay_outcome
+
+    name, remeasure = STRATEGIES[strategy]
+    overrides = {
+        "search.strategy": name,
+        "search.remeasure": remeasure,
+        "search.objective": objective,
+        "search.seed": seed,
+        "search.budget": budget,
+    }
+    sweep = grid_sweep(grid, overrides, "grid")
+    start = time.perf_counter()
+    outcome = replay_outcome(sweep, grid)
+    pick = outcome.recommended
+    return {
+        "trials": len(outcome.steps),
+        "budget": outcome.budget,
+        "points": len(outcome.state.visits),
+        "pick": pick.trial.id if pick is not None else "",
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def evaluate(path: Path, objectives: list[str], strategies: list[str], seeds: int, budget: str):
+    from iotune.results.dataset import open_results
+
+    grid = open_results(path)
+    rows = []
+    for objective in objectives or list(grid.iotune.metrics):
+        values = truth(grid, objective)
+        for strategy in strategies:
+            runs = [one(grid, objective, strategy, seed, budget) for seed in range(seeds)]
+            fractions = [values.get(r["pick"], 0.0) for r in runs]
+            rows.append(
+                {
+                    "grid": path.stem,
+                    "applicable": len(values),
+                    "objective": objective,
+                    "strategy": strategy,
+                    "budget": runs[0]["budget"],
+                    "median": statistics.median(fractions),
+                    "share_090": sum(f >= 0.90 for f in fractions) / len(fractions),
+                    "worst": min(fractions),
+                    "trials": statistics.mean(r["trials"] for r in runs),
+                    "points": statistics.mean(r["points"] for r in runs),
+                    "seconds": sum(r["seconds"] for r in runs),
+                    "fractions": fractions,
+                }
+            )
+            print(_line(rows[-1]), file=sys.stderr, flush=True)
+    return rows
+
+
+def _line(row: dict[str, Any]) -> str:
+    return (
+        f"| {row['grid']} ({row['applicable']}) | {row['objective']} | {row['strategy']} | "
+        f"{row['budget']} | {row['median']:.3f} | {row['share_090']:.0%} | {row['worst']:.3f} | "
+        f"{row['points']:.1f} | {row['seconds']:.1f} |"
+    )
+
+
+HEADER = (
+    "| grid (applicable points) | objective | strategy | budget | median fraction of best | "
+    "seeds >= 0.90 | worst | points visited | seconds (all seeds) |\n"
+    "|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("grids", nargs="*", type=Path, help="default: benchmarks/grids/*.nc")
+    parser.add_argument("--objective", action="append", default=[], help="default: each metric")
+    parser.add_argument("--strategy", action="append", choices=list(STRATEGIES), default=[])
+    parser.add_argument("--seeds", type=int, default=30)
+    parser.add_argument("--budget", default="25%")
+    parser.add_argument("--json", type=Path, help="also write every row (and fraction) here")
+    args = parser.parse_args(argv)
+    paths = args.grids or sorted(GRIDS.glob("*.nc"))
+    if not paths:
+        print(f"no grids in {GRIDS}; record some with iotune run", file=sys.stderr)
+        return 1
+    rows = []
+    print(HEADER, file=sys.stderr)
+    for path in paths:
+        rows += evaluate(
+            path, args.objective, args.strategy or list(STRATEGIES), args.seeds, args.budget
+        )
+    print(HEADER)
+    for row in rows:
+        print(_line(row))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""Replay: a search measured by a recorded grid instead of the file system.
+
+Each trial the search asks for is answered from that configuration's recorded
+repeats in a grid's results (an ordinary ``iotune run`` results.nc): as many
+repeats as were recorded, drawn with replacement, seeded by the search's seed
+and the trial's id, so a replay is reproducible and a re-measurement sees fresh
+draws.  Write and read figures of a repeat stay together, as a real repeat's do.
+The point is matched by trial id (the hash of the effective parameters), so a
+search over the grid's own spec finds every applicable point.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from iotune.errors import ResultsError
+from iotune.trials.records import TrialResult, TrialTask
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+_WRITE = {"MiBps": "write_MiBps", "s": "write_s", "cpu_s": "write_cpu_s"}
+_READ = {
+    "MiBps": "read_MiBps",
+    "s": "read_s",
+    "cpu_s": "read_cpu_s",
+    "resident_fraction": "resident_fraction",
+    "ops_per_s": "read_ops_per_s",
+}
+
+
+class ReplayMeasurer:
+    """Answers trials from the recorded grid ``grid`` (a results Dataset).
+
+    Raises
+    ------
+    ResultsError
+        ``grid`` has no ``trial_id`` or ``write_MiBps`` (not an iotune grid).
+    """
+
+    def __init__(self, grid: xr.Dataset, *, seed: int) -> None:
+        if "trial_id" not in grid or "write_MiBps" not in grid:
+            raise ResultsError("the replayed results are not an iotune grid (no trial_id)")
+        flat = grid.iotune._flat()
+        self.seed = seed
+        self.patterns = list(grid.iotune.patterns)
+        ids = flat["trial_id"].transpose("point", ...).values.astype(str).ravel()
+        self.index = {tid: i for i, tid in enumerate(ids) if tid}
+        self.raw_bytes = int(grid.attrs.get("raw_bytes", 0))
+        self.arrays = {
+            n: _points(flat, n) for n in (*_WRITE.values(), *_READ.values()) if n in flat
+        }
+        for name in ("file_bytes", "status", "error", "read_bytes", "read_ops", "read_cache"):
+            if name in flat:
+                self.arrays[name] = _points(flat, name)
+
+    def measure(self, tasks: Sequence[TrialTask]) -> Iterator[TrialResult]:
+        for task in tasks:
+            yield self.answer(task)
+
+    def answer(self, task: TrialTask) -> TrialResult:
+        """The recorded repeats of the task's configuration, drawn again."""
+        trial = task.trial
+        base = trial.id.split(".")[0]
+        i = self.index.get(base)
+        if i is None:
+            return TrialResult(trial.id, "failed", "not a measured point of the replayed grid")
+        status = str(self.arrays["status"][i])
+        if status != "ok":
+            return TrialResult(trial.id, "failed", str(self.arrays["error"][i]) or status)
+        writes = self.arrays["write_MiBps"][i]
+        good = np.flatnonzero(np.isfinite(writes))
+        digest = int(hashlib.sha256(trial.id.encode()).hexdigest()[:12], 16)
+        rng = np.random.default_rng([self.seed, digest])
+        drawn = rng.choice(good, size=good.size, replace=True)
+        write = [{k: float(self.arrays[v][i][r]) for k, v in _WRITE.items()} for r in drawn]
+        reads = {p: self._reads(i, j, drawn) for j, p in enumerate(self.patterns)}
+        return TrialResult(
+            trial.id,
+            "ok",
+            write=write,
+            reads={p: runs for p, runs in reads.items() if runs},
+            file_bytes=int(self.arrays["file_bytes"][i]),
+            raw_bytes=self.raw_bytes,
+        )
+
+    def _reads(self, i: int, j: int, drawn: np.ndarray) -> list[dict[str, Any]]:
+        values = self.arrays.get("read_MiBps")
+        if values is None or not np.isfinite(values[i][j]).any():
+            return []
+        runs = []
+        for r in drawn:
+            run: dict[str, Any] = {k: _plain(self.arrays[v][i][j][r]) for k, v in _READ.items()}
+            run["cache"] = str(self.arrays["read_cache"][i][j][r])
+            run["bytes"] = _plain(self.arrays["read_bytes"][i][j])
+            run["ops"] = _plain(self.arrays["read_ops"][i][j])
+            runs.append(run)
+        return runs
+
+
+def _points(flat: xr.Dataset, name: str) -> np.ndarray:
+    """A variable with ``point`` first, as NumPy."""
+    return flat[name].transpose("point", ...).values
+
+
+def _plain(value: Any) -> Any:
+    value = float(value)
+    return int(value) if math.isfinite(value) and value.is_integer() else value

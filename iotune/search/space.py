@@ -1,0 +1,164 @@
+"""The space an adaptive search walks: the sweep's swept values, never the grid itself.
+
+A point is a mapping of each swept parameter (and ``backend`` with several) to
+one of its values.  Whether a point applies, and which trial measures it, comes
+from the plan's own rules (:func:`iotune.trials.plan._resolve` and
+:func:`~iotune.trials.plan.trial_id`) applied to that one point, so a space of
+10^6 points costs no more than the handful of points visited.  Points that
+resolve to the same effective parameters share a trial; the point shown for it
+is the one the grid would show (the coordinates that say what was measured, else
+each parameter's first value), so a search's coordinates match a grid's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from iotune.errors import NotApplicable
+from iotune.spec.model import Sweep
+from iotune.trials.plan import _resolve, trial_id
+from iotune.trials.records import Trial
+
+#: points sampled to estimate how much of a large space applies
+ESTIMATE_SAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """One searched parameter: its values as stored in results (labels), in spec order."""
+
+    name: str
+    values: tuple[Any, ...]
+    labels: tuple[Any, ...]
+
+    @property
+    def ordered(self) -> bool:
+        """Numbers (levels, sizes, counts): the sampler may use their order."""
+        return all(isinstance(v, int) and not isinstance(v, bool) for v in self.labels)
+
+    def choices(self) -> tuple[Any, ...]:
+        """What the sampler picks from: ranks of sorted numbers, else the labels."""
+        return tuple(range(len(self.labels))) if self.ordered else tuple(map(str, self.labels))
+
+    def label_of(self, choice: Any) -> Any:
+        if self.ordered:
+            return sorted(self.labels)[int(choice)]
+        return self.labels[[str(v) for v in self.labels].index(str(choice))]
+
+    def choice_of(self, label: Any) -> Any:
+        return sorted(self.labels).index(label) if self.ordered else str(label)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A point that applies: its trial and the coordinates that show it."""
+
+    coords: dict[str, Any]
+    trial: Trial
+
+
+class Space:
+    """The swept parameters of ``sweep`` as a space to sample, lazily."""
+
+    def __init__(self, sweep: Sweep) -> None:
+        self.sweep = sweep
+        dims = [Dimension(p.name, p.values, p.labels()) for p in sweep.swept]
+        if len(sweep.backends) > 1:
+            dims.insert(0, Dimension("backend", sweep.backends, sweep.backends))
+        self.dims = tuple(dims)
+        self._fixed = {p.name: p.values[0] for p in sweep.parameters if not p.swept}
+        self._workload = sweep.workload.to_dict()
+        self._cache: dict[tuple, Resolved | str] = {}
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.dims)
+
+    @property
+    def size(self) -> int:
+        """Grid points (applicable or not)."""
+        return math.prod(len(d.values) for d in self.dims)
+
+    def resolve(self, coords: dict[str, Any]) -> Resolved | str:
+        """The trial measuring the point ``coords`` (labels), or why it does not apply."""
+        key = tuple(coords[n] for n in self.names)
+        if key not in self._cache:
+            outcome = self._resolve(coords)
+            if isinstance(outcome, Resolved):
+                outcome = self._canonical(outcome)
+            self._cache[key] = outcome
+        return self._cache[key]
+
+    def _resolve(self, coords: dict[str, Any]) -> Resolved | str:
+        backend = coords.get("backend", self.sweep.backends[0])
+        given = dict(self._fixed)
+        for dim in self.dims:
+            if dim.name != "backend":
+                given[dim.name] = dim.values[dim.labels.index(coords[dim.name])]
+        outcome = _resolve(backend, given, self.sweep)
+        if isinstance(outcome, NotApplicable):
+            return str(outcome)
+        effective, _notes = outcome
+        tid = trial_id(backend, effective, self._workload)
+        return Resolved(dict(coords), Trial(tid, backend, effective))
+
+    def _canonical(self, found: Resolved) -> Resolved:
+        """The grid's point for the trial: values that say what was measured, else the first."""
+        effective = found.trial.params
+        coords = dict(found.coords)
+        for dim in self.dims:
+            if dim.name == "backend":
+                continue
+            shown = _label(dim, effective[dim.name]) if dim.name in effective else None
+            if shown in dim.labels:
+                coords[dim.name] = shown
+            elif dim.name not in effective and "none" in dim.labels:
+                coords[dim.name] = "none"
+            else:
+                coords[dim.name] = dim.labels[0]
+        if coords == found.coords:
+            return found
+        again = self._resolve(coords)
+        same = isinstance(again, Resolved) and again.trial.id == found.trial.id
+        return Resolved(coords, found.trial) if same else found
+
+    def random_point(self, rng: np.random.Generator) -> dict[str, Any]:
+        return {d.name: d.labels[int(rng.integers(len(d.labels)))] for d in self.dims}
+
+    def applicable_estimate(self, *, seed: int = 0) -> int:
+        """Distinct trials in the space: exact up to 10^4 points, else estimated by sampling.
+
+        A point counts when it applies and is its trial's own point (not one that
+        shares another point's effective parameters), as in the grid.
+        """
+        if self.size <= 10_000:
+            return len({r.trial.id for r in map(self.resolve, self.iterate()) if _ok(r)})
+        rng = np.random.default_rng(seed)
+        own = 0
+        for _ in range(ESTIMATE_SAMPLES):
+            point = self.random_point(rng)
+            found = self.resolve(point)
+            own += _ok(found) and found.coords == point
+        return max(1, round(self.size * own / ESTIMATE_SAMPLES))
+
+    def iterate(self):
+        """Every grid point in grid (C) order; only for small spaces."""
+        import itertools
+
+        for combo in itertools.product(*(d.labels for d in self.dims)):
+            yield dict(zip(self.names, combo, strict=True))
+
+
+def _ok(outcome: Resolved | str) -> bool:
+    return isinstance(outcome, Resolved)
+
+
+def _label(dim: Dimension, value: Any) -> Any:
+    """An effective value as the dimension labels it (chunk shapes as ``8x128x128``)."""
+    if value in dim.values:
+        return dim.labels[dim.values.index(value)]
+    return value

@@ -1,0 +1,162 @@
+"""What a search knows: each configuration visited, its measurements, and who leads.
+
+A configuration's figure is its *pooled* score: every measurement of it (each
+trial's repeats) pooled, each metric's median taken, and the weighted geometric
+mean of those medians (as :mod:`iotune.results.objective` scores a grid point).
+A trial's own score is the same over its repeats alone; that is what the
+sampler is told.  Noise is judged on per-repeat scores with the exact
+Mann-Whitney test of :mod:`iotune.results.stats`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from iotune.results.stats import rank_test
+from iotune.trials.precision import series
+from iotune.trials.records import Trial, TrialResult
+
+#: measurements a configuration needs before it may be recommended: one trial and at
+#: least one re-measurement (2 beat 3 on the synthetic grids of benchmarks/, where the
+#: pick's loss comes from points never visited far more than from noise)
+CONFIRM = 2
+
+
+@dataclass
+class Visit:
+    """One configuration the search measured (a point of the results)."""
+
+    index: int
+    coords: dict[str, Any]
+    trial: Trial
+    results: list[TrialResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> list[TrialResult]:
+        return [r for r in self.results if r.status == "ok"]
+
+    @property
+    def measured(self) -> int:
+        """Measurements that succeeded."""
+        return len(self.ok)
+
+
+@dataclass(frozen=True)
+class Goal:
+    """The objective's weights and limits (``max_size`` bytes, ``max_ratio_loss``)."""
+
+    weights: Mapping[str, float]
+    limits: Mapping[str, Any] = field(default_factory=dict)
+
+    def repeat_scores(self, results: list[TrialResult]) -> np.ndarray:
+        """Log score of each repeat of ``results``, pooled; empty if a metric is missing."""
+        pooled: dict[str, list[float]] = {m: [] for m in self.weights}
+        for result in results:
+            found = series(result)
+            if any(not found.get(m) for m in self.weights):
+                return np.array([])
+            n = min(len(found[m]) for m in self.weights)
+            for m in self.weights:
+                pooled[m] += found[m][:n]
+        total = sum(self.weights.values())
+        logs = sum(w * np.log(np.maximum(pooled[m], 1e-300)) for m, w in self.weights.items())
+        return np.asarray(logs, dtype=float) / total
+
+    def score(self, results: list[TrialResult]) -> float:
+        """Log of the weighted geometric mean of each metric's pooled median; NaN without."""
+        total, logs = sum(self.weights.values()), 0.0
+        for metric, weight in self.weights.items():
+            values = [v for r in results for v in series(r).get(metric, [])]
+            values = [v for v in values if not math.isnan(v)]
+            if not values:
+                return math.nan
+            logs += weight * math.log(max(float(np.median(values)), 1e-300))
+        return logs / total
+
+    def feasible(self, visit: Visit, best_ratio: float) -> bool:
+        """Within ``max_size`` and ``max_ratio_loss`` (against the best ratio seen)."""
+        ok = visit.ok
+        if not ok:
+            return False
+        stored = ok[0].file_bytes or 0
+        if "max_size" in self.limits and stored > self.limits["max_size"]:
+            return False
+        if "max_ratio_loss" in self.limits and stored:
+            ratio = ok[0].raw_bytes / stored
+            return ratio >= (1 - self.limits["max_ratio_loss"]) * best_ratio - 1e-12
+        return True
+
+
+class State:
+    """Every visit of a search, by trial id, in the order first visited."""
+
+    def __init__(self, goal: Goal, *, alpha: float = 0.05) -> None:
+        self.goal = goal
+        self.alpha = alpha
+        self.visits: dict[str, Visit] = {}
+
+    def visit(self, coords: dict[str, Any], trial: Trial) -> Visit:
+        if trial.id not in self.visits:
+            self.visits[trial.id] = Visit(len(self.visits), dict(coords), trial)
+        return self.visits[trial.id]
+
+    def _best_ratio(self) -> float:
+        ratios = [v.ok[0].raw_bytes / v.ok[0].file_bytes for v in self.visits.values() if _sized(v)]
+        return max(ratios, default=0.0)
+
+    def ranked(self) -> list[tuple[float, Visit]]:
+        """Feasible visits with a score, best pooled score first."""
+        best_ratio = self._best_ratio()
+        found = []
+        for visit in self.visits.values():
+            if self.goal.feasible(visit, best_ratio):
+                value = self.goal.score(visit.ok)
+                if not math.isnan(value):
+                    found.append((value, visit))
+        return sorted(found, key=lambda sv: (-sv[0], sv[1].index))
+
+    def leader(self) -> Visit | None:
+        """The best pooled score among the most-confirmed visits (up to :data:`CONFIRM`)."""
+        ranked = self.ranked()
+        if not ranked:
+            return None
+        need = min(CONFIRM, max(v.measured for _s, v in ranked))
+        return next(v for _s, v in ranked if v.measured >= need)
+
+    def to_remeasure(self, k: int) -> list[Visit]:
+        """Up to ``k`` visits to measure again so the pick is sure beyond noise.
+
+        The best pooled score first while it has fewer than :data:`CONFIRM`
+        measurements (one lucky trial must not win); then, best first, the
+        contenders whose repeats the leader's do not beat by the one-sided
+        Mann-Whitney test at ``alpha``, until they too have :data:`CONFIRM`.  A
+        near tie among confirmed visits is left alone: either is a good pick.
+        Empty when the race is settled.
+        """
+        ranked = self.ranked()
+        if not ranked:
+            return []
+        top = ranked[0][1]
+        if top.measured < CONFIRM:
+            return [top]
+        mine = self.goal.repeat_scores(top.ok)
+        picks = []
+        for _score, other in ranked[1:]:
+            if len(picks) == k:
+                break
+            if other.measured >= CONFIRM:
+                continue
+            theirs = self.goal.repeat_scores(other.ok)
+            if not theirs.size or rank_test(mine, theirs).p_value > self.alpha:
+                picks.append(other)
+        return picks
+
+
+def _sized(visit: Visit) -> bool:
+    ok = visit.ok
+    return bool(ok) and bool(ok[0].file_bytes) and bool(ok[0].raw_bytes)

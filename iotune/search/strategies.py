@@ -1,0 +1,151 @@
+"""optuna samplers for each ``search.strategy``, and the space as optuna distributions.
+
+- ``grid``: every point once, in grid order (as ``iotune run``), no sampler;
+- ``random``: independent uniform draws (``RandomSampler``);
+- ``tpe``: optuna's ``TPESampler`` with its defaults (10 random start-up trials);
+- ``gp``: optuna's ``GPSampler`` (needs PyTorch; the spec refuses ``gp`` without it);
+- ``auto``: the documented choice, a multivariate TPE (``multivariate=True``,
+  ``group=True``: it models parameters jointly, as chunk shape and codec interact)
+  whose random start-up is a fifth of the budget (at least 5, at most 20), with the
+  constant liar so parallel asks spread out.  It had the best (or a tied) median
+  on the synthetic grids of ``docs/benchmarks.md``; variants tried there and
+  dropped: 5 start-up trials, 64 EI candidates, independent TPE, exploring the
+  leader's neighbours once the race is settled.
+
+Every strategy runs inside the same noise-aware loop (:mod:`iotune.search.loop`).
+Numbers (levels, sizes, counts) are integer distributions over their sorted
+ranks, so a sampler may use their order; everything else is categorical.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from iotune.errors import UsageError
+from iotune.search.space import Space
+
+
+def distributions(space: Space) -> dict[str, Any]:
+    """The optuna distribution of each searched dimension."""
+    from optuna.distributions import CategoricalDistribution, IntDistribution
+
+    found: dict[str, Any] = {}
+    for dim in space.dims:
+        choices = dim.choices()
+        if dim.ordered and len(choices) > 1:
+            found[dim.name] = IntDistribution(0, len(choices) - 1)
+        else:
+            found[dim.name] = CategoricalDistribution(list(choices))
+    return found
+
+
+def make_sampler(strategy: str, *, seed: int, budget: int, space: Space) -> Any:
+    """The optuna sampler for ``strategy`` (not ``grid``, which walks the grid in order).
+
+    Raises
+    ------
+    UsageError
+        ``gp`` without PyTorch, or an unknown strategy.
+    """
+    import optuna
+
+    if strategy == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if strategy == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if strategy == "auto":
+        with warnings.catch_warnings():  # group is "experimental" in optuna 5
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return optuna.samplers.TPESampler(
+                seed=seed,
+                multivariate=True,
+                group=True,
+                n_startup_trials=min(20, max(5, budget // 5)),
+                constant_liar=True,
+            )
+    if strategy == "gp":
+        try:
+            import torch  # noqa: F401 - only to say what is missing
+        except ImportError as err:
+            raise UsageError(
+                "search.strategy: 'gp' needs PyTorch (pip install torch); "
+                "allowed without it: grid, random, tpe, auto"
+            ) from err
+        return optuna.samplers.GPSampler(seed=seed)
+    raise UsageError(f"search.strategy: unknown {strategy!r}; allowed: grid, random, tpe, gp, auto")
+
+
+class Proposer:
+    """Proposes points to measure and hears how they did: an optuna study, ask and tell.
+
+    ``grid`` has no study: it proposes the grid's points in order.
+    """
+
+    #: asks per proposal before giving up on the sampler (all duplicates or not applicable)
+    MAX_ASKS = 20
+
+    def __init__(self, strategy: str, *, seed: int, budget: int, space: Space) -> None:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.space = space
+        self.strategy = strategy
+        self.dists = distributions(space)
+        self.study = None
+        if strategy != "grid":
+            sampler = make_sampler(strategy, seed=seed, budget=budget, space=space)
+            self.study = optuna.create_study(direction="maximize", sampler=sampler)
+        self._grid = space.iterate() if strategy == "grid" else None
+
+    def ask(self, skip: set[str]) -> tuple[Any, Any] | None:
+        """An applicable point whose trial is not in ``skip``: (Resolved, optuna trial).
+
+        None when the sampler keeps proposing points already measured (or, for
+        ``grid``, when the grid is done); the caller then draws one itself.
+        """
+        from optuna.trial import TrialState
+
+        if self._grid is not None:
+            for coords in self._grid:
+                found = self.space.resolve(coords)
+                if not isinstance(found, str) and found.trial.id not in skip:
+                    return found, None
+            return None
+        for _ in range(self.MAX_ASKS):
+            trial = self.study.ask(self.dists)
+            coords = {d.name: d.label_of(trial.params[d.name]) for d in self.space.dims}
+            found = self.space.resolve(coords)
+            if isinstance(found, str) or found.trial.id in skip:
+                self.study.tell(trial, state=TrialState.FAIL)
+                continue
+            return found, trial
+        return None
+
+    def tell(self, trial: Any, value: float, *, over_size: float = 0.0) -> None:
+        """The score of a proposed point (NaN: failed); ``over_size`` > 0 is infeasible."""
+        from optuna.trial import TrialState
+
+        if trial is None:
+            return
+        trial.set_constraint("max_size", over_size)  # > 0: larger than allowed
+        if value != value:  # NaN
+            self.study.tell(trial, state=TrialState.FAIL)
+        else:
+            self.study.tell(trial, value)
+
+    def add(self, coords: dict[str, Any], value: float, *, over_size: float = 0.0) -> None:
+        """A point measured outside the sampler's asks (drawn, or from a resumed journal)."""
+        import optuna
+
+        if self.study is None or value != value:
+            return
+        params = {d.name: d.choice_of(coords[d.name]) for d in self.space.dims}
+        self.study.add_trial(
+            optuna.trial.create_trial(
+                params=params,
+                distributions=self.dists,
+                value=value,
+                constraints={"max_size": over_size},
+            )
+        )

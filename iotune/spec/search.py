@@ -1,0 +1,130 @@
+"""The ``search`` section of a sweep spec: an adaptive search instead of the full grid.
+
+::
+
+    search:
+      strategy: auto          # grid | random | tpe | gp | auto
+      budget: 25%             # trials (re-measurements included) or a share of the space
+      objective: read:timeseries   # or weights: write=1,read:spatial=2
+      max_size: 64MiB         # constraints as iotune recommend takes them
+      seed: 0
+      parallel: 2             # trials asked at once (default: what the executor runs at once)
+      remeasure: 30%          # share of the budget kept to re-measure the leaders
+
+Only ``iotune tune`` reads it (``strategy`` defaults to ``auto`` there; a spec
+without the section is searched with every default); ``iotune run`` measures
+the grid as always.  A spec without the section keeps its digest, so old
+journals resume.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+
+from iotune.spec.checks import byte_size, choice, fail, integer, mapping, section
+from iotune.spec.model import STRATEGIES, SearchSpec
+
+SEARCH_KEYS = (
+    "strategy",
+    "budget",
+    "objective",
+    "max_size",
+    "max_ratio_loss",
+    "seed",
+    "parallel",
+    "remeasure",
+)
+
+
+def parse_search(value: object, metrics: tuple[str, ...]) -> SearchSpec:
+    """Validate the ``search`` section; ``metrics`` are those the reads measure.
+
+    Raises
+    ------
+    SpecError
+        Naming the field, the bad value and what is allowed.
+    """
+    data = mapping(section(value), "search", SEARCH_KEYS)
+    strategy = choice(data.get("strategy", "auto"), "search.strategy", STRATEGIES)
+    if strategy == "gp" and importlib.util.find_spec("torch") is None:
+        raise fail(
+            "search.strategy",
+            "'gp' needs PyTorch for optuna's GPSampler, which is not installed "
+            "(pip install torch); allowed without it: grid, random, tpe, auto",
+        )
+    budget, fraction = _budget(data.get("budget"))
+    limit = data.get("max_ratio_loss")
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 <= limit <= 1
+    ):
+        raise fail("search.max_ratio_loss", f"{limit!r} is not a fraction in [0, 1]")
+    parallel = data.get("parallel")
+    return SearchSpec(
+        strategy=strategy,
+        budget=budget,
+        budget_fraction=fraction,
+        objective=parse_objective_text(data.get("objective"), metrics),
+        max_size=None if "max_size" not in data else byte_size(data["max_size"], "search.max_size"),
+        max_ratio_loss=None if limit is None else float(limit),
+        seed=integer(data.get("seed", 0), "search.seed"),
+        parallel=None if parallel is None else integer(parallel, "search.parallel", minimum=1),
+        remeasure=_remeasure(data.get("remeasure", 0.3)),
+    )
+
+
+def _budget(value: object) -> tuple[int | None, float | None]:
+    if value is None:
+        return None, None
+    if isinstance(value, str) and value.strip().endswith("%"):
+        return None, _fraction(value, "search.budget", upper=1.0)
+    return integer(value, "search.budget", minimum=2), None
+
+
+def _remeasure(value: object) -> float:
+    """0 (never re-measure: the best single trial wins) or a share up to 90 %."""
+    if value == 0 and not isinstance(value, bool):
+        return 0.0
+    return _fraction(value, "search.remeasure", upper=0.9)
+
+
+def _fraction(value: object, path: str, *, upper: float) -> float:
+    """``25%`` or ``0.25``, in (0, upper]."""
+    allowed = f"allowed: a percentage like 25% or a fraction in (0, {upper:g}]"
+    number: object = value
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            number = float(value.strip()[:-1]) / 100
+        except ValueError:
+            raise fail(path, f"{value!r} is not a number; {allowed}") from None
+    ok = isinstance(number, int | float) and not isinstance(number, bool)
+    if not ok or not math.isfinite(number) or not 0 < number <= upper:
+        raise fail(path, f"{value!r} is not allowed; {allowed}")
+    return float(number)
+
+
+def parse_objective_text(value: object, metrics: tuple[str, ...]) -> str:
+    """``read:timeseries`` or ``write=1,read:spatial=2``, checked against ``metrics``.
+
+    Returns the objective as given (stripped); an absent one is ``""`` (the
+    default of ``iotune recommend``: read:timeseries, else the first read, else write).
+    """
+    if value is None:
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise fail("search.objective", f"expected a metric or weights, got {value!r}")
+    allowed = f"allowed: {', '.join(metrics)}, or weights like write=1,read:spatial=2"
+    for part in value.split(","):
+        metric, sep, weight = part.strip().partition("=")
+        if metric not in metrics:
+            raise fail("search.objective", f"unknown metric {metric!r}; {allowed}")
+        if sep:
+            try:
+                number = float(weight)
+            except ValueError:
+                number = math.nan
+            if not math.isfinite(number) or number <= 0:
+                raise fail("search.objective", f"weight {weight!r} of {metric}; allowed: > 0")
+        elif "," in value:
+            raise fail("search.objective", f"{part.strip()!r} has no weight; {allowed}")
+    return value.strip()

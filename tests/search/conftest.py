@@ -1,0 +1,54 @@
+"""Fixtures of the search tests: synthetic recorded grids (benchmarks/synthetic_grid.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+#: a 24-point space of quick.yaml: fast to replay, big enough to search
+SMALL_SPACE = {
+    "workload.shape": {"time": 16, "y": 64, "x": 64},
+    "parameters.chunks": [[16, 16, 16], [4, 64, 64], [1, 64, 64]],
+    "parameters.codec": ["none", "zlib", "blosc-lz4", "bzip2"],
+    "parameters.chunk_cache": ["1MiB", "64MiB"],
+    "read.spatial": {"time": 4, "y": 32, "x": 32},
+    "measure.repeats": 5,
+}
+
+
+def _synthetic():
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    from synthetic_grid import synthetic_grid
+
+    return synthetic_grid
+
+
+@pytest.fixture(scope="session")
+def grid150():
+    """A 150-point synthetic grid (130 applicable) with 5 repeats per point."""
+    return _synthetic()(seed=0, noise=0.15)
+
+
+@pytest.fixture(scope="session")
+def small_grid():
+    """A 24-point synthetic grid (all applicable) with 5 repeats per point."""
+    return _synthetic()(SMALL_SPACE, seed=1, noise=0.2)
+
+
+@pytest.fixture(scope="session")
+def small_grid_path(small_grid, tmp_path_factory) -> Path:
+    from iotune.results.dataset import save
+
+    return save(small_grid, tmp_path_factory.mktemp("grid") / "results.nc")
+
+
+@pytest.fixture(scope="session")
+def million_spec(tmp_path_factory) -> Path:
+    _synthetic()  # puts benchmarks/ on the path
+    from search_memory import write_million_spec
+
+    return write_million_spec(tmp_path_factory.mktemp("million") / "million.yaml")

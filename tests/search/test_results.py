@@ -1,0 +1,67 @@
+"""A search's results: sparse, the same schema, read through ds.iotune, densified for plots."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from iotune.results.dataset import open_results, save
+from iotune.tuning import grid_sweep, replay_search
+
+
+@pytest.fixture(scope="module")
+def searched(small_grid):
+    overrides = {"search.budget": 14, "search.objective": "read:timeseries", "search.seed": 2}
+    return replay_search(grid_sweep(small_grid, overrides, "grid"), small_grid)
+
+
+def test_only_the_visited_points_are_stored(searched) -> None:
+    visits = searched.sizes["point"]
+    assert visits < 24 and searched.sizes["trial"] == 14
+    assert searched.iotune.swept == ("chunks", "codec", "chunk_cache")
+    assert set(searched["search_kind"].values) <= {"explore", "remeasure"}
+    assert int(searched["measurements"].sum()) == 14
+    # re-measurements are pooled along repeat: 5 repeats per trial
+    counts = (~np.isnan(searched["write_MiBps"])).sum("repeat").values
+    assert (counts == 5 * searched["measurements"].values).all()
+
+
+def test_round_trip_and_the_accessor(searched, tmp_path) -> None:
+    ds = open_results(save(searched, tmp_path / "results.nc"))
+    rows = ds.iotune.points()
+    assert len(rows) == ds.sizes["point"]
+    assert set(rows[0]) >= {"chunks", "codec", "chunk_cache", "write", "read:timeseries"}
+    assert ds.iotune.counts() == {"ok": ds.sizes["point"]}
+    best = ds.iotune.best("read:timeseries")
+    assert best.coords == json.loads(ds.attrs["search_recommended"])
+    assert ds.attrs["search_strategy"] == "auto" and ds.attrs["search_seed"] == 2
+    order = ds["search_point"].values
+    assert order[0] == 0 and set(order) == set(range(ds.sizes["point"]))
+
+
+def test_densified_for_plots(searched, small_grid) -> None:
+    dense = searched.iotune.dense()
+    assert "point" not in dense.dims
+    assert dense.iotune.swept == ("chunks", "codec", "chunk_cache")
+    size = int(np.prod([dense.sizes[d] for d in dense.iotune.swept]))
+    counts = dense.iotune.counts()
+    assert counts["ok"] == searched.sizes["point"]
+    assert counts["ok"] + counts.get("pending", 0) == size
+    # each stored value lands at its own coordinates
+    first = searched.isel(point=0)
+    cell = dense.sel({d: first[d].item() for d in dense.iotune.swept})
+    assert np.array_equal(cell["write_MiBps"].values, first["write_MiBps"].values, equal_nan=True)
+    assert dense.iotune.dense() is dense
+
+
+def test_figures_of_a_search(searched, small_grid) -> None:
+    pytest.importorskip("matplotlib")
+    from iotune import plot
+
+    figures = plot.all_figures(searched)
+    assert {"convergence", "importance", "heatmap-read", "write"} <= set(figures)
+    fig = plot.convergence(searched, small_grid)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "grid's best" in labels and "pick so far: its grid median" in labels

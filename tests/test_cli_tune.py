@@ -1,0 +1,68 @@
+"""``iotune tune``: a spec, or ``--replay GRID.nc``; then ``iotune recommend`` on its results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from iotune.cli import main
+
+QUICK = Path(__file__).resolve().parents[1] / "sweeps" / "quick.yaml"
+
+
+@pytest.fixture(scope="module")
+def grid_path(tmp_path_factory) -> Path:
+    from iotune.results.dataset import save
+    from tests.search.conftest import SMALL_SPACE, _synthetic
+
+    grid = _synthetic()(SMALL_SPACE, seed=1, noise=0.2)
+    return save(grid, tmp_path_factory.mktemp("grid") / "grid.nc")
+
+
+def test_replay_then_recommend_json_gives_the_pick(grid_path: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    args = ["tune", "--replay", str(grid_path), "--objective", "read:timeseries"]
+    assert main([*args, "--budget", "25%", "--seed", "7", "-o", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "search 'quick': auto (seed 7), 6 of 6 trials" in printed
+    assert f"results: {out / 'results.nc'}" in printed
+    assert main(["recommend", str(out), "--objective", "read:timeseries", "--format", "json"]) == 0
+    winner = json.loads(capsys.readouterr().out)["winner"]
+    from iotune.results.dataset import open_results
+
+    ds = open_results(out)
+    assert winner["coords"] == json.loads(ds.attrs["search_recommended"])
+    assert "recommended for read:timeseries: " in printed
+
+
+def test_replay_with_weights_and_a_strategy(grid_path: Path, tmp_path: Path, capsys) -> None:
+    args = ["tune", "--replay", str(grid_path), "--objective", "write=1,read:spatial=2"]
+    assert main([*args, "--strategy", "random", "--budget", "8", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "random (seed 0), 8 of 8 trials" in printed
+    assert "recommended for write=1,read:spatial=2:" in printed
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["tune"], "iotune: error: tune: give a SPEC, or --replay GRID.nc"),
+        (["tune", str(QUICK), "--strategy", "annealing"], "search.strategy: unknown value"),
+        (["tune", str(QUICK), "--budget", "0"], "search.budget: 0 is out of range"),
+        (["tune", str(QUICK), "--objective", "read:nope"], "search.objective: unknown metric"),
+    ],
+)
+def test_usage_errors_exit_2_in_one_line(args: list[str], message: str, capsys) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_replaying_a_search_is_refused(grid_path: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "s"
+    assert main(["tune", "--replay", str(grid_path), "--budget", "6", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["tune", "--replay", str(out / "results.nc")]) == 2
+    assert "these are a search's results, not a grid" in capsys.readouterr().err
