@@ -169,7 +169,7 @@ def recommend(
 
 def _repeats_used(cands: list[Candidate]) -> tuple[int, int] | None:
     counts = [
-        max(sum(1 for v in values if v == v) for values in c.repeats.values())
+        max(sum(not math.isnan(v) for v in values) for values in c.repeats.values())
         for c in cands
         if c.repeats
     ]

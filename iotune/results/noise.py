@@ -23,6 +23,7 @@ import numpy as np
 from iotune.trials import precision
 from iotune.trials.plan import Plan
 from iotune.trials.records import TrialResult
+from iotune.trials.schedule import reference_trial
 
 METHOD = (
     "single repeats of the reference configuration spread evenly through the run; "
@@ -76,10 +77,10 @@ def noise_variables(
     floors = {"write": floor(list(write))}
     for j, pattern in enumerate(patterns):
         floors[f"read:{pattern}"] = floor(list(reads[:, j]))
-    reference = probes[min(probes)].id.split("-", 1)[-1]
-    label = next((t.label() for t in plan.trials if t.id == reference), reference)
+    reference = reference_trial(plan)
+    shown = f"{reference.label()} (trial {reference.id})" if reference else ""
     attrs = {
-        "noise_reference": f"{label} (trial {reference})",
+        "noise_reference": shown,
         "noise_floor": json.dumps(
             {k: None if math.isnan(v) else round(v, 4) for k, v in floors.items()}
         ),

@@ -81,9 +81,10 @@ def merge(parts: Mapping[int, TrialResult]) -> TrialResult:
     return merged
 
 
-def stop_reason(parts: Mapping[int, TrialResult], measure: MeasureSpec) -> str:
-    """Why the trial needs no more repeats (fixed, precision, max_repeats, failed), or ''."""
-    merged, n = merge(parts), len(parts)
+def stop_reason(merged: TrialResult, measure: MeasureSpec) -> str:
+    """Why the trial ``merged`` from its repeats needs no more (fixed, precision,
+    max_repeats, failed), or ''."""
+    n = len(merged.write)
     if merged.status != "ok":
         return "failed"
     if not measure.adaptive:
@@ -201,11 +202,10 @@ class Schedule:
             self.journal.append(result)
             return result
         self.journal.append_part(result, work.number)
-        parts = self.journal.parts[work.trial_id]
-        reason = stop_reason(parts, self.measure)
+        merged = merge(self.journal.parts[work.trial_id])
+        reason = stop_reason(merged, self.measure)
         if not reason:
             return None
-        merged = merge(parts)
         merged.stop = "" if reason == "failed" else reason
         self.journal.append(merged)
         return merged

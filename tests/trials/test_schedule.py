@@ -123,7 +123,7 @@ def test_a_failed_repeat_ends_its_trial_as_failed():
     assert merge(parts).status == "failed" and merge(parts).error == "disk full"
     from iotune.spec.model import MeasureSpec
 
-    assert stop_reason(parts, MeasureSpec(repeats=5)) == "failed"
+    assert stop_reason(merge(parts), MeasureSpec(repeats=5)) == "failed"
 
 
 def test_probes_are_spread_through_the_run_and_land_in_the_dataset(make_spec, tmp_path):
