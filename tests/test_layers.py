@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "primitives",
         (
             "iotune.trials.measure",
+            "iotune.trials.checksum",
             "iotune.trials.data",
             "iotune.trials.access",
             "iotune.trials.precision",

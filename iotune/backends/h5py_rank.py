@@ -6,7 +6,7 @@ with the trial's MPI-IO hints), the dataset's creation with the trial's
 chunks and filters, this rank's block written (collectively or
 independently), flush (``MPI_File_sync``) and close; barrier.  One rank per
 node then evicts the file from its page cache and checks residency; every
-rank reads its block back, timed the same way, and compares a crc32 with what
+rank reads its block back, timed the same way, and compares a crc32c with what
 it wrote.  Rank 0 then checks the file with serial h5py: the layout and
 filters asked for, and every value against the workload; on Lustre it reads
 the file's stripe layout back with ``lfs getstripe``.
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import sys
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ import numpy as np
 from iotune.backends.h5py_ import DATASET
 from iotune.mpi.launch import block_of
 from iotune.mpi.rank import RankProgram, serve
+from iotune.trials.checksum import checksum
 from iotune.trials.data import Field, slab_length
 
 FILE = "shared.h5"
@@ -53,7 +53,7 @@ class H5Rank(RankProgram):
         starts, sizes = block_of(self.rank, (self.size,) + (1,) * (len(shape) - 1), shape)
         self.rows = slice(starts[0], starts[0] + sizes[0])
         self.data = np.ascontiguousarray(Field(self.workload).slab(self.rows.start, self.rows.stop))
-        self.crc = zlib.crc32(memoryview(self.data).cast("B"))
+        self.crc = checksum(self.data)
         self.out = np.ones_like(self.data)  # touched now, not inside a timed read
 
     @property
@@ -119,7 +119,7 @@ class H5Rank(RankProgram):
                 dset.read_direct(self.out, source_sel=np.s_[self.rows])
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         self.comm.Barrier()
-        return wall, cpu, zlib.crc32(memoryview(self.out).cast("B")) == self.crc
+        return wall, cpu, checksum(self.out) == self.crc
 
 
 def check_file(path: Path, params: dict[str, Any], workload: Any) -> str:

@@ -3,7 +3,7 @@
 Per repeat: build this rank's data (untimed), barrier, time open + writes +
 ``MPI_File_sync`` + close, barrier; one rank per node evicts the files from
 its page cache and checks residency with ``mincore``; barrier, time open +
-reads + close; compare a crc32 of what this rank read with what it wrote.
+reads + close; compare a crc32c of what this rank read with what it wrote.
 Rank 0 then checks every file against the expected byte stream with plain
 POSIX reads (independent of the offsets and file views the ranks used, so a
 wrong offset is caught even when writes and reads agree), reads the stripe
@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ import numpy as np
 from iotune.mpi.launch import block_of, decompose, expected_files, pieces, stream
 from iotune.mpi.rank import RankProgram, serve
 from iotune.spec.model import Workload
+from iotune.trials.checksum import checksum
 from iotune.trials.data import Field
 
 CHECK_CHUNK = 16 * 2**20
@@ -60,7 +60,7 @@ class Rank(RankProgram):
         self.field = Field(self.workload)
         if self.block3d:
             self.data = self._block()
-            self.crc = zlib.crc32(memoryview(self.data).cast("B"))
+            self.crc = checksum(self.data)
         else:
             self._plan_stream()
 
@@ -82,7 +82,7 @@ class Rank(RankProgram):
         self.buffer = np.ones(largest, np.uint8)  # touched now, not inside a timed call
         self.crc = 0
         for window in self.windows:
-            self.crc = zlib.crc32(self._fill(window), self.crc)
+            self.crc = checksum(self._fill(window), self.crc)
 
     def _fill(self, window: list[int]) -> memoryview:
         done = 0
@@ -121,7 +121,7 @@ class Rank(RankProgram):
         return fh.Read_at_all if self.collective else fh.Read_at
 
     def _stream(self, fh: Any, *, write: bool) -> tuple[float, int]:
-        """Move every window; returns the seconds spent in MPI-IO calls and the crc32."""
+        """Move every window; returns the seconds spent in MPI-IO calls and the crc32c."""
         call, spent, crc = self._calls(fh, write=write), 0.0, 0
         for window in self.windows:
             if write:
@@ -139,7 +139,7 @@ class Rank(RankProgram):
                 done += n
             spent += time.perf_counter() - t0
             if not write:
-                crc = zlib.crc32(view[:done], crc)
+                crc = checksum(view[:done], crc)
         return spent, crc
 
     @property
@@ -193,7 +193,7 @@ class Rank(RankProgram):
             self._calls(fh, write=False)(out)
             fh.Close()
             wall = time.perf_counter() - t0
-            crc = zlib.crc32(memoryview(out).cast("B"))
+            crc = checksum(out)
         else:
             wall = time.perf_counter() - t0
             spent, crc = self._stream(fh, write=False)

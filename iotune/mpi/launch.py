@@ -296,7 +296,7 @@ def fill_result(result: TrialResult, report: dict[str, Any], *, total: int, ops:
         bad = [r for r, ok in enumerate(rep["crc_ok"]) if not ok]
         if bad:
             raise VerificationError(
-                f"rank(s) {', '.join(map(str, bad))} read back other bytes than they wrote (crc32)"
+                f"rank(s) {', '.join(map(str, bad))} read back other bytes than they wrote (crc32c)"
             )
         if rep["check"]:
             raise VerificationError(rep["check"])  # says how the file was read back

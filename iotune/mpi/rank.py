@@ -4,7 +4,7 @@ A backend's rank program (``python -m iotune.backends.mpiio_rank JOB``, say)
 subclasses :class:`RankProgram` with how it writes, reads and checks its
 files, and calls :func:`serve`.  Per repeat every rank writes (timed by the
 program), one rank per node evicts the files and checks residency with
-``mincore``, every rank reads back and compares a crc32 with what it wrote,
+``mincore``, every rank reads back and compares a crc32c with what it wrote,
 rank 0 checks the files independently and reads the stripe layout back on
 Lustre, and the files are removed.  Rank 0 writes the report the parent
 collects (:func:`iotune.mpi.launch.fill_result`).
@@ -56,7 +56,7 @@ class RankProgram(ABC):
 
     @abstractmethod
     def read(self) -> tuple[float, float, bool]:
-        """Timed read of this rank's data: wall and CPU seconds, and the crc32 check."""
+        """Timed read of this rank's data: wall and CPU seconds, and the crc32c check."""
 
     @abstractmethod
     def check(self) -> str:

@@ -7,16 +7,14 @@ timed, never data generation or checksums.
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from iotune.backends import get_backend
 from iotune.backends.base import SlabBackend
 from iotune.errors import VerificationError
 from iotune.trials import access, measure
+from iotune.trials.checksum import checksum
 from iotune.trials.data import Field, slab_length
 from iotune.trials.records import TrialResult, TrialTask
 from iotune.units import parse_chunk_label
@@ -52,15 +50,15 @@ def one_repeat(task: TrialTask, backend: SlabBackend, path: Path, result: TrialR
 def write_once(task: TrialTask, backend: SlabBackend, path: Path, result: TrialResult) -> int:
     """Write the workload slab by slab; only library calls and fsync are timed.
 
-    Appends the timing to ``result.write`` and returns the crc32 of the data.
+    Appends the timing to ``result.write`` and returns the checksum of the data.
     """
-    params, clock, checksum = task.trial.params, measure.Stopwatch(), 0
+    params, clock, crc = task.trial.params, measure.Stopwatch(), 0
     length = slab_length(task.workload, align=align_of(params))
     with clock:
         writer = backend.open_writer(path, task.workload, params)
     try:
         for start, slab in Field(task.workload).slabs(length):
-            checksum = zlib.crc32(memoryview(np.ascontiguousarray(slab)).cast("B"), checksum)
+            crc = checksum(slab, crc)
             with clock:
                 writer.write(start, slab)
     finally:
@@ -71,7 +69,7 @@ def write_once(task: TrialTask, backend: SlabBackend, path: Path, result: TrialR
             measure.fsync_paths(backend.paths(path))
     mib = task.workload.nbytes / MiB
     result.write.append({"s": clock.wall, "cpu_s": clock.cpu, "MiBps": mib / clock.wall})
-    return checksum
+    return crc
 
 
 def prepare_cache(task: TrialTask, files: list[Path]) -> tuple[str, float]:
@@ -106,7 +104,7 @@ def read_once(
                 data = reader.read(selection)
             delivered += data.nbytes
             if pattern == "full":
-                crc = zlib.crc32(memoryview(np.ascontiguousarray(data)).cast("B"), crc)
+                crc = checksum(data, crc)
             # let a reader reuse this buffer for the next selection: one slab-sized
             # buffer stays in the CPU cache where two alternating ones would not
             del data
@@ -114,7 +112,7 @@ def read_once(
         with clock:
             reader.close()
     if pattern == "full" and crc != expected_crc:
-        raise VerificationError("data read back differs from the data written (crc32)")
+        raise VerificationError("data read back differs from the data written (crc32c)")
     return {
         "s": clock.wall,
         "cpu_s": clock.cpu,

@@ -320,7 +320,7 @@ def test_iotune_run_on_a_users_file(sources, store, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "6 ok" in proc.stdout
     with xr.open_dataset(out / "results.nc") as ds:
-        assert set(ds["status"].values.ravel()) == {"ok"}  # ok includes the full-read crc32
+        assert set(ds["status"].values.ravel()) == {"ok"}  # ok includes the full-read crc32c
         assert list(ds["backend"].values) == ["netcdf4", "zarr", "h5py"]
         nbytes = 12 * 40 * 32 * 2
         assert (ds["read_bytes"].sel(pattern="full") == nbytes).all()

@@ -86,7 +86,7 @@ def test_a_real_write_failure_is_recorded_and_scratch_is_removed(tmp_path):
     assert resource.getrlimit(resource.RLIMIT_FSIZE)[0] == resource.RLIM_INFINITY
 
 
-# --- the crc32 check of the data read back --------------------------------------
+# --- the crc32c check of the data read back --------------------------------------
 #
 # A storage stack that hands back other bytes than were written (bit rot, a buggy
 # library or file system) must never yield an "ok" trial with plausible figures.
@@ -157,7 +157,7 @@ def rewrite_after_verify(monkeypatch, backend, workload, *, flip):
 
 @pytest.mark.parametrize("dtype", ["int16", "float32"])
 @pytest.mark.parametrize("backend", sorted(UNCOMPRESSED))
-def test_bytes_changed_on_disk_fail_the_trial_on_the_crc32(tmp_path, monkeypatch, backend, dtype):
+def test_bytes_changed_on_disk_fail_the_trial_on_the_crc32c(tmp_path, monkeypatch, backend, dtype):
     t = checked_task(tmp_path, backend, dtype, UNCOMPRESSED[backend])
     rewritten = rewrite_after_verify(monkeypatch, backend, t.workload, flip=True)
     result = run_trial(t)
@@ -170,11 +170,12 @@ def test_bytes_changed_on_disk_fail_the_trial_on_the_crc32(tmp_path, monkeypatch
 
 @pytest.mark.parametrize("dtype", ["int16", "float32"])
 @pytest.mark.parametrize("backend", sorted(UNCOMPRESSED))
-def test_the_same_bytes_written_back_pass_the_crc32(tmp_path, monkeypatch, backend, dtype):
+def test_the_same_bytes_written_back_pass_the_crc32c(tmp_path, monkeypatch, backend, dtype):
     t = checked_task(tmp_path, backend, dtype, UNCOMPRESSED[backend])
     rewritten = rewrite_after_verify(monkeypatch, backend, t.workload, flip=False)
     result = run_trial(t)
-    assert len(rewritten) == 1
+    # the timed repeat, and the process's untimed warm-up when this is its first posix trial
+    assert len(rewritten) in (1, 2)
     assert result.status == "ok", result.error
     assert result.error == ""
     assert [r["bytes"] for r in result.reads["full"]] == [t.workload.nbytes]
@@ -203,7 +204,7 @@ def test_values_altered_by_a_compressed_formats_reader_fail_the_trial(
     tmp_path, monkeypatch, dtype, alter
 ):
     """zlib-compressed netCDF4: corrupted chunks on disk would fail to inflate, not
-    differ; a decoder returning wrong values must be caught by the crc32 all the same."""
+    differ; a decoder returning wrong values must be caught by the crc32c all the same."""
     t = checked_task(tmp_path, "netcdf4", dtype, "{chunks: [16, 32, 32], codec: zlib}")
     cls = get_backend("netcdf4")
     original, opened = cls.open_reader, []
