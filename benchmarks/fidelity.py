@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -46,6 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import iotune
+from iotune.trials.measure import evict
 from iotune.trials.provenance import free_page_reporting
 from iotune.units import format_size, parse_size
 
@@ -99,22 +99,13 @@ def fio_run(scratch: Path, size: int, block: int) -> dict[str, float]:
     for _ in range(FIO_RUNS):
         for name, extra in (("write", ["--rw=write", "--end_fsync=1"]), ("read", ["--rw=read"])):
             if name == "read":
-                drop_cache(path)
+                evict([path])  # untimed, as iotune does before a cold read
             proc = subprocess.run(
                 [*common, f"--name={name}", *extra], capture_output=True, text=True, check=True
             )
             found[name].append(json.loads(proc.stdout)["jobs"][0][name]["bw_bytes"] / MiB)
         path.unlink()
     return {op: statistics.median(v) for op, v in found.items()}
-
-
-def drop_cache(path: Path) -> None:
-    """Drop ``path``'s pages from the page cache (untimed), as iotune does before a cold read."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 @contextlib.contextmanager

@@ -32,22 +32,15 @@ from pathlib import Path
 import numpy as np
 
 from iotune.trials.checksum import checksum
+from iotune.trials.measure import evict
 from iotune.units import parse_size
 
 MiB = 2**20
 
 
-def drop(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-
-
 def timed_read(path: Path, size: int, block: int, pause: Callable[[memoryview], object]) -> float:
     """MiB/s of the reads alone (pauses untimed), from a cold cache."""
-    drop(path)
+    evict([path])
     buf = np.ones(block, np.uint8)
     view, spent = memoryview(buf), 0.0
     fd = os.open(path, os.O_RDONLY)
@@ -98,7 +91,7 @@ def fio_after_write(path: Path, size: int, block: int, rounds: int) -> dict[str,
         found["again"].append(fio(path, size, block, "read"))
         path.unlink()
         fio(path, size, block, "write")
-        drop(path)
+        evict([path])
         found["after eviction"].append(fio(path, size, block, "read"))
         path.unlink()
     return found
