@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from iotune.results.stats import rank_test
-from iotune.search.model import repeat_spread, shrunk
 from iotune.trials.precision import series
 from iotune.trials.records import Trial, TrialResult
 
@@ -26,9 +25,6 @@ from iotune.trials.records import Trial, TrialResult
 #: least one re-measurement (2 beat 3 on the synthetic grids of benchmarks/, where the
 #: pick's loss comes from points never visited far more than from noise)
 CONFIRM = 2
-#: the best estimates confirmed whatever the rank test says of their first measurement
-#: (one unlucky trial of the true best is easily "separated" from a leader's ten repeats)
-TOP = 1
 
 
 @dataclass
@@ -132,44 +128,25 @@ class State:
         need = min(CONFIRM, max(v.measured for _s, v in ranked))
         return next(v for _s, v in ranked if v.measured >= need)
 
-    def estimated(self) -> list[tuple[float, Visit]]:
-        """Feasible visits by their estimate (:func:`iotune.search.model.shrunk`), best first."""
-        ranked = self.ranked()
-        if not ranked:
-            return []
-        repeats = [self.goal.repeat_scores(v.ok) for _s, v in ranked]
-        values = shrunk(
-            [v.coords for _s, v in ranked],
-            [s for s, _v in ranked],
-            [max(r.size, 1) for r in repeats],
-            repeat_spread(repeats),
-        )
-        found = [(float(e), v) for e, (_s, v) in zip(values, ranked, strict=True)]
-        return sorted(found, key=lambda ev: (-ev[0], ev[1].index))
-
     def to_remeasure(self, k: int) -> list[Visit]:
         """Up to ``k`` visits to measure again so the pick is sure beyond noise.
 
-        Candidates come in the order of their estimate (the visit's score shrunk
-        toward what its neighbours say, :meth:`estimated`), so a lucky single
-        measurement the rest of the space contradicts waits its turn.  First the
-        :data:`TOP` best estimates, until each has :data:`CONFIRM` measurements; then,
-        best first, the contenders whose repeats the leader's do not beat by the
-        one-sided Mann-Whitney test at ``alpha``, until they too have
-        :data:`CONFIRM`.  A near tie among confirmed visits is left alone: either
-        is a good pick.  Empty when the race is settled.
+        The best pooled score first while it has fewer than :data:`CONFIRM`
+        measurements (one lucky trial must not win); then, best first, the
+        contenders whose repeats the leader's do not beat by the one-sided
+        Mann-Whitney test at ``alpha``, until they too have :data:`CONFIRM`.  A
+        near tie among confirmed visits is left alone: either is a good pick.
+        Empty when the race is settled.
         """
-        estimated = self.estimated()
-        if not estimated:
+        ranked = self.ranked()
+        if not ranked:
             return []
-        first = [v for _e, v in estimated[:TOP] if v.measured < CONFIRM]
-        if first:
-            return first[:k]
-        leader = self.leader()
-        assert leader is not None
-        mine = self.goal.repeat_scores(leader.ok)
+        top = ranked[0][1]
+        if top.measured < CONFIRM:
+            return [top]
+        mine = self.goal.repeat_scores(top.ok)
         picks = []
-        for _value, other in estimated:
+        for _score, other in ranked[1:]:
             if len(picks) == k:
                 break
             if other.measured >= CONFIRM:
