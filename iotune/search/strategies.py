@@ -19,7 +19,9 @@
   (every value of every parameter once), a prior weight of 0.3-0.5 with 128-256
   EI candidates, and, in the loop, re-measuring in the order of an estimate
   shrunk toward a main-effects model and racing tied leaders to 4 measurements
-  (fewer lucky picks, but fewer points visited).  What limits ``auto`` on those
+  (fewer lucky picks, but fewer points visited), and one-parameter neighbours of
+  the leader enqueued every 2nd or 3rd exploration trial (a gain on MPI-IO that
+  other seeds did not repeat, a loss on synthetic grids).  What limits ``auto`` on those
   grids is points never visited, not the pick: see ``docs/benchmarks.md``.
 
 Every strategy runs inside the same noise-aware loop (:mod:`iotune.search.loop`).
