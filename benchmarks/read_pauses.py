@@ -9,10 +9,13 @@
    after its own write (the pages still cached, so its ``posix_fadvise``
    has work to do), again, and after an untimed eviction.
 
-Rounds are interleaved.  Needs no root; part 2 needs ``fio``:
+Rounds are interleaved.  On a VM with free page reporting, pass
+``--hold-page-reporting`` (root): a pause, or an eviction, lets the guest hand
+freed pages back, and the next reads fault them in again (docs/benchmarks.md).
+Part 2 needs ``fio``:
 
     .venv/bin/python benchmarks/read_pauses.py [--size 1GiB] [--block 32MiB]
-        [--rounds 5] [--scratch DIR]
+        [--rounds 5] [--scratch DIR] [--hold-page-reporting]
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
+# a sibling script: python puts benchmarks/ first on sys.path when running this one
+from fidelity import page_reporting_held
 
 from iotune.trials.checksum import checksum
 from iotune.trials.measure import evict
@@ -103,9 +109,11 @@ def main() -> None:
     parser.add_argument("--block", default="32MiB")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--scratch", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--hold-page-reporting", action="store_true", help="as fidelity.py (root)")
     args = parser.parse_args()
     size, block = parse_size(args.size), parse_size(args.block)
-    with tempfile.TemporaryDirectory(prefix="iotune-pauses-", dir=args.scratch) as tmp:
+    held = page_reporting_held(args.hold_page_reporting)
+    with held, tempfile.TemporaryDirectory(prefix="iotune-pauses-", dir=args.scratch) as tmp:
         path = Path(tmp) / "data.bin"
         tables = {
             "timed reads with a pause after each piece": pauses(path, size, block, args.rounds)

@@ -2,12 +2,11 @@
 
 CRC-32C (Castagnoli) computed with the CPU's own instruction (SSE 4.2, ARMv8
 CRC) by the ``crc32c`` package: 15 GB/s on this project's test machine, where
-zlib's CRC-32 does 3.4 GB/s.  The speed is part of the measurement, not only of
-the sweep's wall time: the checksum of a slab runs in the untimed pause between
-two timed reads, and during a pause the kernel's readahead goes on off the
-clock.  On a quiet machine, 30 ms pauses per 32 MiB read made cold reads
-look 9-19 % faster; zlib's checksum paused 10 ms per 32 MiB, this one 2 ms
-(benchmarks/read_pauses.py, docs/benchmarks.md "Fidelity against fio").
+zlib's CRC-32 does 3.4 GB/s.  Every full read and every rank's block is
+verified, so this is CPU time a sweep spends per byte it measures; it runs in
+the untimed pause between two timed reads.  (Whether such a pause lets
+readahead run off the clock was measured with ``benchmarks/read_pauses.py``:
+on a quiet machine, not even a 30 ms pause per 32 MiB changed the timed reads.)
 """
 
 from __future__ import annotations
