@@ -41,17 +41,18 @@ def adaptive_spec(source: Path, precision: str, max_repeats: int, work: Path) ->
     return spec
 
 
-def half_widths(ds) -> np.ndarray:
-    """Per trial, the widest relative half-width over write and every read pattern."""
-    write = (
-        (ds["write_MiBps_ci_high"] - ds["write_MiBps_ci_low"])
-        / 2
-        / ds["write_MiBps"].median("repeat")
-    )
-    read = (
-        (ds["read_MiBps_ci_high"] - ds["read_MiBps_ci_low"]) / 2 / ds["read_MiBps"].median("repeat")
-    )
-    return np.fmax(write.values, read.max("pattern").values).ravel()
+def per_trial(ds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each successful trial's widest relative half-width over every metric, read
+    through ``ds.iotune`` (medians and intervals), its repeats used and why it stopped."""
+    ranking = ds.iotune.rank(weights={m: 1.0 for m in ds.iotune.metrics})
+    width, used, stop = [], [], []
+    for cand in ranking.candidates:
+        halves = ((hi - lo) / 2 / cand.median[m] for m, (lo, hi) in cand.ci.items())
+        width.append(max(halves, default=np.inf))  # no interval: not precise
+        point = ds.sel(cand.coords)
+        used.append(int(point["repeats_used"]))
+        stop.append(str(point["repeats_stop"].values))
+    return np.array(width), np.array(used), np.array(stop)
 
 
 def main() -> None:
@@ -71,15 +72,11 @@ def main() -> None:
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         wall = time.perf_counter() - t0
-        ds = iotune.open_results(out)
-        ok = (ds["status"] == "ok").values.ravel()
-        stop = ds["repeats_stop"].values.ravel()[ok]
-        used = ds["repeats_used"].values.ravel()[ok]
-        width = half_widths(ds)[ok]
+        width, used, stop = per_trial(iotune.open_results(out))
     limit = float(args.precision.rstrip("%")) / 100
     precise = width <= limit + 1e-12
     report = {
-        "trials": int(ok.sum()),
+        "trials": len(width),
         "wall_s": round(wall, 1),
         "stopped_at_precision": int((stop == "precision").sum()),
         "stopped_at_max_repeats": int((stop == "max_repeats").sum()),

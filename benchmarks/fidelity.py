@@ -15,8 +15,9 @@ transfer size:
   are dropped from the page cache here, untimed, as iotune drops its own
   before a cold read: fio's ``--invalidate`` runs inside fio's timed window,
   and on the 1 GiB of pages its write just left in the cache that
-  ``posix_fadvise(DONTNEED)`` takes 50 ms (strace), which made fio's read of a
-  file it had just written 7 % slower than its read of any other file;
+  ``posix_fadvise(DONTNEED)`` takes 52 ms (strace), which made fio's read of a
+  file it had just written 9 % slower than a second read of it (2133 against
+  2333 MiB/s, ``benchmarks/read_pauses.py``);
 - with ``--mpiio N``, also ``iotune run`` of the same bytes through the
   ``mpiio`` backend (N ranks, one shared file, contiguous blocks, independent
   calls, the library's default hints), as a ratio to the posix write.

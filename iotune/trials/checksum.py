@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import crc32c
 import numpy as np
 
 
@@ -27,15 +28,6 @@ def checksum(data: Any, value: int = 0) -> int:
     value
         The checksum of the bytes before these, to checksum a stream piece by piece.
     """
-    import crc32c
-
     if isinstance(data, np.ndarray):
         data = memoryview(np.ascontiguousarray(data)).cast("B")
     return crc32c.crc32c(data, value)
-
-
-def hardware() -> bool:
-    """Whether the checksum runs on the CPU's CRC instruction (else ~20x slower)."""
-    import crc32c
-
-    return bool(crc32c.hardware_based)
