@@ -28,21 +28,25 @@ import time
 from pathlib import Path
 from typing import Any
 
+from iotune.spec.model import SearchSpec
+
 GRIDS = Path(__file__).resolve().parent / "grids"
+#: what a search keeps for re-measurement unless its spec says otherwise
+REMEASURE = SearchSpec().remeasure
 #: name -> (search.strategy, search.remeasure)
 STRATEGIES = {
-    "grid": ("grid", 0.3),
+    "grid": ("grid", REMEASURE),
     "random-plain": ("random", 0.0),
     "tpe-plain": ("tpe", 0.0),
-    "random": ("random", 0.3),
-    "tpe": ("tpe", 0.3),
-    "auto": ("auto", 0.3),
-    # the user option search.remeasure at 20 % and 10 %: less confirmation, more exploring
+    "random": ("random", REMEASURE),
+    "tpe": ("tpe", REMEASURE),
+    "auto": ("auto", REMEASURE),
+    # search.remeasure at 20 % and at 30 % (the default until 2026-11-24)
     "auto-remeasure-20": ("auto", 0.2),
-    "auto-remeasure-10": ("auto", 0.1),
+    "auto-remeasure-30": ("auto", 0.3),
 }
 if importlib.util.find_spec("torch") is not None:
-    STRATEGIES["gp"] = ("gp", 0.3)
+    STRATEGIES["gp"] = ("gp", REMEASURE)
 
 
 def truth(grid: Any, objective: str) -> dict[str, float]:

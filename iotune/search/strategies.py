@@ -21,8 +21,13 @@
   shrunk toward a main-effects model and racing tied leaders to 4 measurements
   (fewer lucky picks, but fewer points visited), and one-parameter neighbours of
   the leader enqueued every 2nd or 3rd exploration trial (a gain on MPI-IO that
-  other seeds did not repeat, a loss on synthetic grids).  What limits ``auto`` on those
-  grids is points never visited, not the pick: see ``docs/benchmarks.md``.
+  other seeds did not repeat, a loss on synthetic grids).  On those first grids
+  (recorded back to back on a loaded machine) what limited ``auto`` was points
+  never visited.  The one change kept: ``search.remeasure`` defaults to 10 % of
+  the budget, not 30 %: on the first grids and on the re-recorded ones (60
+  seeds) it lowered no pair's share of good picks and raised several, the budget
+  going to exploring; on the noisier synthetic grids it was neutral, a few
+  points either way (``docs/benchmarks.md``).
 
 Every strategy runs inside the same noise-aware loop (:mod:`iotune.search.loop`).
 Numbers (levels, sizes, counts) are integer distributions over their sorted

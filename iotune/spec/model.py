@@ -166,7 +166,7 @@ class SearchSpec:
     max_ratio_loss: float | None = None
     seed: int = 0
     parallel: int | None = None
-    remeasure: float = 0.3
+    remeasure: float = 0.1
 
     def key(self) -> dict[str, object]:
         """What decides which trials the search measures (the journal's digest).

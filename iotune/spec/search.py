@@ -9,7 +9,7 @@
       max_size: 64MiB         # constraints as iotune recommend takes them
       seed: 0
       parallel: 2             # trials asked at once (default: what the executor runs at once)
-      remeasure: 30%          # share of the budget kept to re-measure the leaders
+      remeasure: 10%          # share of the budget kept to re-measure the leaders
 
 Only ``iotune tune`` reads it (``strategy`` defaults to ``auto`` there; a spec
 without the section is searched with every default); ``iotune run`` measures
@@ -69,7 +69,7 @@ def parse_search(value: object, metrics: tuple[str, ...]) -> SearchSpec:
         max_ratio_loss=None if limit is None else float(limit),
         seed=integer(data.get("seed", 0), "search.seed"),
         parallel=None if parallel is None else integer(parallel, "search.parallel", minimum=1),
-        remeasure=_remeasure(data.get("remeasure", 0.3)),
+        remeasure=_remeasure(data.get("remeasure", 0.1)),
     )
 
 
