@@ -49,20 +49,6 @@ if importlib.util.find_spec("torch") is not None:
     STRATEGIES["gp"] = ("gp", REMEASURE)
 
 
-def truth(grid: Any, objective: str) -> dict[str, float]:
-    """Each applicable point's true score (grid medians) over the best, by trial id."""
-    weighted = "=" in objective
-    ranking = grid.iotune.rank(
-        None if weighted else objective, weights=objective if weighted else None
-    )
-    best = max(c.score for c in ranking.candidates)
-    ids = {}
-    for cand in ranking.candidates:
-        tid = str(grid["trial_id"].sel(cand.coords).values)
-        ids[tid] = cand.score / best
-    return ids
-
-
 def one(grid: Any, objective: str, strategy: str, seed: int, budget: str) -> dict[str, Any]:
     from iotune.tuning import grid_sweep, replay_outcome
 
@@ -90,11 +76,12 @@ def one(grid: Any, objective: str, strategy: str, seed: int, budget: str) -> dic
 
 def evaluate(path: Path, objectives: list[str], strategies: list[str], seeds: range, budget: str):
     from iotune.results.dataset import open_results
+    from iotune.search.replay import fractions_of_best
 
     grid = open_results(path)
     rows = []
     for objective in objectives or list(grid.iotune.metrics):
-        values = truth(grid, objective)
+        values = fractions_of_best(grid, objective)
         for strategy in strategies:
             runs = [one(grid, objective, strategy, seed, budget) for seed in seeds]
             fractions = [values.get(r["pick"], 0.0) for r in runs]

@@ -103,6 +103,15 @@ class ReplayMeasurer:
         return runs
 
 
+def fractions_of_best(grid: xr.Dataset, objective: str) -> dict[str, float]:
+    """Each measured point's score under ``objective`` (a metric or weights, as
+    ``iotune recommend`` takes it) over the grid's best, by trial id: the true
+    value, by the grid's medians, of whatever a replayed search recommends."""
+    ranking = grid.iotune.rank(objective)
+    best = max(c.score for c in ranking.candidates)
+    return {str(grid["trial_id"].sel(c.coords).values): c.score / best for c in ranking.candidates}
+
+
 def _points(flat: xr.Dataset, name: str) -> np.ndarray:
     """A variable with ``point`` first, as NumPy."""
     return flat[name].transpose("point", ...).values

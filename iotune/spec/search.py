@@ -69,7 +69,7 @@ def parse_search(value: object, metrics: tuple[str, ...]) -> SearchSpec:
         max_ratio_loss=None if limit is None else float(limit),
         seed=integer(data.get("seed", 0), "search.seed"),
         parallel=None if parallel is None else integer(parallel, "search.parallel", minimum=1),
-        remeasure=_remeasure(data.get("remeasure", 0.1)),
+        remeasure=_remeasure(data.get("remeasure", SearchSpec.remeasure)),
     )
 
 

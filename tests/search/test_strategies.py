@@ -8,17 +8,16 @@ from pathlib import Path
 import pytest
 
 from iotune.results.dataset import open_results
+from iotune.search.replay import fractions_of_best
 from iotune.tuning import grid_sweep, replay_outcome
 
 GRIDS = Path(__file__).resolve().parents[2] / "benchmarks" / "grids"
 
 
-def fractions_of_best(grid, objective: str, strategy: str, seeds: range) -> list[float]:
+def picks(grid, objective: str, strategy: str, seeds: range) -> list[float]:
     """The true value (grid median) of each seed's pick over the grid's best."""
-    ranking = grid.iotune.rank(objective)
-    best = ranking.best.score
-    truth = {str(grid["trial_id"].sel(c.coords).values): c.score / best for c in ranking.candidates}
-    picks = []
+    truth = fractions_of_best(grid, objective)
+    found = []
     for seed in seeds:
         overrides = {
             "search.strategy": strategy,
@@ -27,8 +26,8 @@ def fractions_of_best(grid, objective: str, strategy: str, seeds: range) -> list
             "search.seed": seed,
         }
         outcome = replay_outcome(grid_sweep(grid, overrides, "grid"), grid)
-        picks.append(truth[outcome.recommended.trial.id])
-    return picks
+        found.append(truth[outcome.recommended.trial.id])
+    return found
 
 
 @pytest.mark.slow
@@ -36,6 +35,6 @@ def test_auto_meets_the_quality_target_on_a_recorded_grid() -> None:
     # issue 15's target, on 20 seeds: netCDF4 read:spatial has 10 of 108 points
     # within 0.90 of the best; random search on these seeds picks one in 12 of 20
     grid = open_results(GRIDS / "netcdf4-chunks-cache.nc")
-    picks = fractions_of_best(grid, "read:spatial", "auto", range(20))
-    assert statistics.median(picks) >= 0.95, picks
-    assert sum(p >= 0.90 for p in picks) >= 16, picks
+    found = picks(grid, "read:spatial", "auto", range(20))
+    assert statistics.median(found) >= 0.95, found
+    assert sum(p >= 0.90 for p in found) >= 16, found
