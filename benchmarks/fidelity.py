@@ -46,8 +46,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import iotune
-from iotune.trials.measure import evict
-from iotune.trials.provenance import free_page_reporting
+from iotune.measuring.measure import evict
+from iotune.runner.provenance import free_page_reporting
 from iotune.units import format_size, parse_size
 
 MiB = 2**20

@@ -16,10 +16,10 @@ import tempfile
 
 CHILD = """
 import json, resource, sys, time
-from iotune.trials.plan import make_plan
+from iotune.runner.plan import make_plan
 from iotune.spec.parse import load_spec_text
-from iotune.trials.records import TrialTask
-from iotune.trials.trial import run_trial
+from iotune.model.records import TrialTask
+from iotune.runner.trial import run_trial
 sweep = load_spec_text(sys.argv[1])
 (trial,) = make_plan(sweep).trials
 t0 = time.perf_counter()

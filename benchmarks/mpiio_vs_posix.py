@@ -29,11 +29,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from iotune.model.records import TrialTask
+from iotune.runner.plan import make_plan
+from iotune.runner.provenance import free_page_reporting
+from iotune.runner.trial import run_trial
 from iotune.spec.parse import load_spec_text
-from iotune.trials.plan import make_plan
-from iotune.trials.provenance import free_page_reporting
-from iotune.trials.records import TrialTask
-from iotune.trials.trial import run_trial
 from iotune.units import parse_size
 
 MiB = 2**20

@@ -15,9 +15,9 @@ import tempfile
 import time
 
 from iotune.executors.serial import SerialExecutor
+from iotune.model.records import TrialTask
+from iotune.runner.plan import make_plan
 from iotune.spec.parse import load_spec_text
-from iotune.trials.plan import make_plan
-from iotune.trials.records import TrialTask
 
 SPEC = """
 version: 1

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from iotune.spec.model import SearchSpec
+from iotune.model.spec import SearchSpec
 
 GRIDS = Path(__file__).resolve().parent / "grids"
 #: what a search keeps for re-measurement unless its spec says otherwise

@@ -40,9 +40,9 @@ def synthetic_grid(
 ) -> Any:
     """A results Dataset of ``quick.yaml`` changed by ``overrides`` (default :data:`SPACE_150`)."""
     from iotune.api import load_spec
+    from iotune.model.records import TrialResult
     from iotune.results.dataset import to_dataset
-    from iotune.trials.plan import make_plan
-    from iotune.trials.records import TrialResult
+    from iotune.runner.plan import make_plan
 
     sweep = load_spec(QUICK, overrides=overrides if overrides is not None else SPACE_150)
     plan = make_plan(sweep)

@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 
 _API = {
     "load_spec": "iotune.api",
-    "make_plan": "iotune.trials.plan",
+    "make_plan": "iotune.runner.plan",
     "run": "iotune.api",
     "tune": "iotune.api",
     "save_plots": "iotune.api",

@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 from iotune.console import backends_text, best_text, counts_text, plan_text, results_text
 from iotune.errors import UsageError
 from iotune.executors import make_executor
+from iotune.model.records import Trial, TrialResult, TrialTask
+from iotune.model.spec import Sweep
 from iotune.results.dataset import RESULTS_NAME, open_results, save, to_dataset
-from iotune.spec.model import Sweep
+from iotune.runner import preflight, provenance
+from iotune.runner.journal import DirectoryLock, Journal
+from iotune.runner.plan import Plan, grid_size, make_plan
+from iotune.runner.schedule import Schedule, collect
+from iotune.runner.scratch import make_scratch_root, remove_leftovers, remove_stale_lock
 from iotune.spec.overrides import execution_overrides, load_with_overrides
 from iotune.stopping import stop_on_signals
-from iotune.trials import preflight, provenance
-from iotune.trials.journal import DirectoryLock, Journal
-from iotune.trials.plan import Plan, grid_size, make_plan
-from iotune.trials.records import Trial, TrialResult, TrialTask
-from iotune.trials.schedule import Schedule, collect
-from iotune.trials.scratch import make_scratch_root, remove_leftovers, remove_stale_lock
 from iotune.tuning import search_text, tune  # adaptive search: iotune tune
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def run(
     Parameters
     ----------
     spec
-        A spec file or an already loaded :class:`~iotune.spec.model.Sweep`.
+        A spec file or an already loaded :class:`~iotune.model.spec.Sweep`.
     out
         Output directory; default ``results/<sweep name>``.
     resume
@@ -139,7 +139,7 @@ def run(
         Called with each finished trial (for notebooks and tests).
     force
         Run even when the largest trial needs more room than the scratch file
-        system has (see :mod:`iotune.trials.preflight`); the paths are checked
+        system has (see :mod:`iotune.runner.preflight`); the paths are checked
         regardless.
 
     Raises
@@ -164,10 +164,8 @@ def run(
         finally:
             # after _execute: the processes that wrote here are gone, their files closed
             shutil.rmtree(root, ignore_errors=True)
-            from iotune.trials.calibrate import (  # the device limit, if calibrated
-                attach_limit,
-                load_limit,
-            )
+            from iotune.results.limit import attach_limit
+            from iotune.runner.calibrate import load_limit  # the device limit, if calibrated
 
             results = to_dataset(plan, collect(journal), probes=journal.probes, provenance=prov)
             ds = attach_limit(results, load_limit(root))
@@ -303,8 +301,8 @@ def recommendation_text(rec: Any, *, fmt: str = "text") -> str:
 
 def calibrate(scratch: str | Path, *, size: str, block: str, repeats: int) -> str:
     """Measure the file system's bandwidth limit, remember it, and say what was found."""
-    from iotune.trials.calibrate import cache_path, format_limit
-    from iotune.trials.calibrate import calibrate as measure_limit
+    from iotune.runner.calibrate import cache_path, format_limit
+    from iotune.runner.calibrate import calibrate as measure_limit
 
     limit = measure_limit(scratch, size=size, block=block, repeats=repeats)
     saved = f"saved to {cache_path()} (key {limit['key']}); sweeps on this file system record it"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import xarray as xr
 
-    from iotune.trials.plan import Plan
+    from iotune.runner.plan import Plan
 
 
 def plan_text(plan: Plan) -> str:

@@ -17,22 +17,22 @@ from typing import TYPE_CHECKING, Any
 from iotune.console import search_text  # noqa: F401 - iotune.api's, with tune
 from iotune.errors import UsageError
 from iotune.executors import make_executor
+from iotune.model.records import Trial, TrialResult, TrialTask
+from iotune.model.spec import SearchSpec, Sweep
 from iotune.results.dataset import RESULTS_NAME, open_results, save
 from iotune.results.objective import parse_objective
+from iotune.runner import preflight, provenance
+from iotune.runner.journal import DirectoryLock, Journal
+from iotune.runner.plan import Plan
+from iotune.runner.scratch import make_scratch_root
 from iotune.search.log import SEARCH_LOG, SearchLog
 from iotune.search.loop import Search
 from iotune.search.replay import ReplayMeasurer
 from iotune.search.results import search_dataset
 from iotune.search.state import Goal
-from iotune.spec.model import SearchSpec, Sweep
 from iotune.spec.overrides import _apply_override, load_with_overrides
 from iotune.spec.parse import load_spec_text
 from iotune.stopping import stop_on_signals
-from iotune.trials import preflight, provenance
-from iotune.trials.journal import DirectoryLock, Journal
-from iotune.trials.plan import Plan
-from iotune.trials.records import Trial, TrialResult, TrialTask
-from iotune.trials.scratch import make_scratch_root
 
 if TYPE_CHECKING:
     import xarray as xr

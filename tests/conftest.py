@@ -140,7 +140,7 @@ def _fake_results(overrides: dict[str, Any] | None = None, *, seed: int = 0, **a
     """
     from iotune.api import load_spec
     from iotune.results.dataset import to_dataset
-    from iotune.trials.plan import make_plan
+    from iotune.runner.plan import make_plan
 
     sweep = load_spec(QUICK, overrides={**FAKE_SMALL, **(overrides or {})})
     ds = to_dataset(make_plan(sweep), {}, provenance={"host": f"host{seed}"})

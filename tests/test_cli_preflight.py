@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iotune.trials.scratch import OWNER_FILE, SCRATCH_PREFIX
+from iotune.runner.scratch import OWNER_FILE, SCRATCH_PREFIX
 from tests.test_cli_errors import assert_usage_error
 
 MiB = 2**20

@@ -178,7 +178,7 @@ def test_kill_9_then_resume_measures_every_trial_exactly_once(make_spec, tmp_pat
                 "codec": ["none", "zlib", "bzip2"],
                 "chunks": [[8, 64, 64], [32, 16, 16], [1, 128, 128]],
             },
-            # whole trials per journal line (interleaved resume: tests/trials/test_schedule.py)
+            # whole trials per journal line (interleaved resume: tests/runner/test_schedule.py)
             "measure": {"repeats": 2, "order": "sequential", "noise_probes": 0},
         }
     )

@@ -24,7 +24,7 @@ from iotune.codecs import (
     resolve,
 )
 from iotune.errors import NotApplicable
-from iotune.spec.model import Workload
+from iotune.model.spec import Workload
 
 # --- vocabulary ---------------------------------------------------------------
 
@@ -540,7 +540,7 @@ _H5PY_PIPELINES = """
 import json, sys
 import h5py
 from iotune.backends.h5py_ import H5pyBackend, create_dataset
-from iotune.spec.model import Workload
+from iotune.model.spec import Workload
 
 H5pyBackend.prepare_process()
 w = Workload(("time", "lat", "lon"), (4, 16, 16))

@@ -23,9 +23,9 @@ import yaml
 
 from iotune import api
 from iotune.backends import get_backend
-from iotune.spec.model import Workload
+from iotune.measuring.data import Field
+from iotune.model.spec import Workload
 from iotune.spec.parse import parse_spec
-from iotune.trials.data import Field
 
 CODECS = ("none", "zlib", "bzip2", "blosc-lz4", "zstd")
 
@@ -176,8 +176,8 @@ WRITE_WITH_H5PY_BACKEND = """
     import json, sys
     from pathlib import Path
     from iotune.backends.h5py_ import H5pyBackend
-    from iotune.spec.model import Workload
-    from iotune.trials.data import Field
+    from iotune.model.spec import Workload
+    from iotune.measuring.data import Field
 
     H5pyBackend.prepare_process()  # what iotune's h5py worker does first
     w = Workload(("time", "y", "x"), (8, 32, 48))

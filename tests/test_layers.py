@@ -17,22 +17,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "iotune"
 #: bottom to top; a module belongs to the layer of its longest matching prefix
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("iotune.errors", "iotune.units", "iotune.processes")),
-    ("vocabulary", ("iotune.codecs", "iotune.spec.model", "iotune.trials.records")),
-    (
-        "primitives",
-        (
-            "iotune.trials.measure",
-            "iotune.trials.checksum",
-            "iotune.trials.data",
-            "iotune.trials.access",
-            "iotune.trials.precision",
-            "iotune.mpi",
-        ),
-    ),
+    ("vocabulary", ("iotune.codecs", "iotune.model")),
+    ("primitives", ("iotune.measuring", "iotune.mpi")),
     ("backends", ("iotune.backends",)),
     ("spec", ("iotune.spec",)),
     ("logs", ("iotune.darshan_",)),
-    ("trials", ("iotune.trials",)),
+    ("runner", ("iotune.runner",)),
     ("executors", ("iotune.executors",)),
     ("results", ("iotune.results",)),
     ("search", ("iotune.search",)),
@@ -126,6 +116,40 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def folder_of(module: str, packages: set[str]) -> str:
+    """The folder (subpackage) a module lives in, or the module itself at the top level."""
+    parts = module.split(".")
+    if module in packages:
+        return module
+    return ".".join(parts[:-1]) if len(parts) > 2 else module
+
+
+def folder_graph(edges: dict[str, set[str]], packages: set[str]) -> dict[str, set[str]]:
+    """Imports between folders: ``iotune.runner`` imports ``iotune.backends`` if any module does."""
+    folders: dict[str, set[str]] = {}
+    for module, targets in edges.items():
+        if module == "iotune":
+            continue
+        source = folder_of(module, packages)
+        folders.setdefault(source, set())
+        for target in targets - {"iotune"}:
+            if folder_of(target, packages) != source:
+                folders[source].add(folder_of(target, packages))
+    return folders
+
+
+def folder_layers() -> dict[str, int]:
+    """Each folder's layer; a folder whose modules span several layers is a finding."""
+    packages = {m for m, p in modules().items() if p.name == "__init__.py"}
+    found: dict[str, set[int]] = {}
+    for module in modules():
+        if module != "iotune":
+            found.setdefault(folder_of(module, packages), set()).add(layer_of(module))
+    return {folder: min(ranks) for folder, ranks in found.items() if len(ranks) == 1} | {
+        folder: -1 for folder, ranks in found.items() if len(ranks) > 1
+    }
+
+
 def test_every_module_has_a_layer() -> None:
     for module in modules():
         layer_of(module)
@@ -138,6 +162,28 @@ def test_imports_point_down() -> None:
 def test_no_import_cycle() -> None:
     edges = {m: {t for t in ts if t != "iotune"} for m, ts in graph().items() if m != "iotune"}
     assert cycles(edges) == []
+
+
+def test_each_folder_is_one_layer() -> None:
+    """A folder holds one layer, so the picture a reader sees is the layering."""
+    assert {f: r for f, r in folder_layers().items() if r < 0} == {}
+
+
+def test_folders_import_down_and_never_in_a_loop() -> None:
+    packages = {m for m, p in modules().items() if p.name == "__init__.py"}
+    folders = folder_graph(graph(), packages)
+    rank = folder_layers()
+    upward = [
+        f"{a} imports {b}" for a, bs in folders.items() for b in sorted(bs) if rank[b] > rank[a]
+    ]
+    assert upward == []
+    assert cycles(folders) == []
+
+
+def test_a_folder_loop_is_caught() -> None:
+    packages = {"iotune.spec", "iotune.runner"}
+    edges = {"iotune.spec.parse": {"iotune.runner.data"}, "iotune.runner.plan": {"iotune.spec.x"}}
+    assert cycles(folder_graph(edges, packages)) == [["iotune.runner", "iotune.spec"]]
 
 
 def test_package_inits_import_nothing_eagerly() -> None:
@@ -171,6 +217,6 @@ def test_cycle_finder(edges: dict[str, set[str]], expected: list[list[str]]) -> 
 
 
 def test_an_upward_import_is_caught() -> None:
-    assert upward_imports({"iotune.backends.posix": {"iotune.trials.trial"}}) == [
-        "iotune.backends.posix (backends) imports iotune.trials.trial (trials)"
+    assert upward_imports({"iotune.backends.posix": {"iotune.runner.trial"}}) == [
+        "iotune.backends.posix (backends) imports iotune.runner.trial (runner)"
     ]

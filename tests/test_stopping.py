@@ -35,7 +35,7 @@ SERIAL = {
     "parameters": {"chunks": [[8, 256, 256]], "codec": ["none", "zlib"], "level": 9},
     "read": {"patterns": ["full"]},
     # a journal line per whole trial, no probes: "one trial done, the next one writing"
-    # (the interleaved order resumes per repeat: tests/trials/test_schedule.py)
+    # (the interleaved order resumes per repeat: tests/runner/test_schedule.py)
     "measure": {"repeats": 2, "order": "sequential", "noise_probes": 0},
 }
 # MPI-IO: 1 MiB transfers first, then 4 KiB transfers of the same 256 MiB per repeat

@@ -154,7 +154,7 @@ def h5py_code(
     opened = ['path, "w"']
     if settings.get("chunk_cache") is not None:
         from iotune.backends.h5py_ import cache_kwargs
-        from iotune.spec.model import Workload
+        from iotune.model.spec import Workload
 
         workload = Workload(target.dims, target.shape, target.dtype)
         labelled = {

@@ -4,7 +4,7 @@ A backend knows how to write and read one array in one format with a given
 set of parameters.  It knows nothing of sweeps, timing or repeats.
 
 :class:`SlabBackend`
-    driven slab by slab by the trial runner (:mod:`iotune.trials.steps`), which
+    driven slab by slab by the trial runner (:mod:`iotune.runner.steps`), which
     times the calls: netCDF4, h5py, Zarr, POSIX, memory.
 :class:`LaunchedBackend`
     run as MPI ranks by a rank program of its own; :meth:`~LaunchedBackend.run_launched`
@@ -22,9 +22,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from iotune.spec.model import Workload
-from iotune.trials.access import Selection
-from iotune.trials.records import TrialResult, TrialTask
+from iotune.measuring.access import Selection
+from iotune.model.records import TrialResult, TrialTask
+from iotune.model.spec import Workload
 
 
 class Writer(ABC):
@@ -192,8 +192,8 @@ class LaunchedBackend(Backend):
         """
         import dataclasses
 
+        from iotune.measuring import precision
         from iotune.mpi import launch
-        from iotune.trials import precision
 
         params = task.trial.params
         data = workdir / "data"

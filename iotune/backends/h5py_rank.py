@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from iotune.backends.h5py_ import DATASET
+from iotune.measuring.checksum import checksum
+from iotune.measuring.data import Field, slab_length
 from iotune.mpi.launch import block_of
 from iotune.mpi.rank import RankProgram, serve
-from iotune.trials.checksum import checksum
-from iotune.trials.data import Field, slab_length
 
 FILE = "shared.h5"
 

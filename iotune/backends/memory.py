@@ -17,7 +17,7 @@ import numpy as np
 from iotune import codecs
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.errors import VerificationError
-from iotune.spec.model import Workload
+from iotune.model.spec import Workload
 from iotune.units import chunk_label, parse_chunk_label
 
 _STORE: dict[str, dict[tuple[int, ...], bytes]] = {}

@@ -27,7 +27,7 @@ from typing import Any
 
 from iotune.backends.base import LaunchedBackend
 from iotune.errors import NotApplicable
-from iotune.spec.model import Workload
+from iotune.model.spec import Workload
 from iotune.units import format_size
 
 MiB = 2**20

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from iotune.measuring.checksum import checksum
+from iotune.measuring.data import Field
+from iotune.model.spec import Workload
 from iotune.mpi.launch import block_of, decompose, expected_files, pieces, stream
 from iotune.mpi.rank import RankProgram, serve
-from iotune.spec.model import Workload
-from iotune.trials.checksum import checksum
-from iotune.trials.data import Field
 
 CHECK_CHUNK = 16 * 2**20
 #: bytes a rank moves between barriers: one reused buffer, as IOR's transfer buffer

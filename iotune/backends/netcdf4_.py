@@ -12,7 +12,7 @@ from iotune import codecs
 from iotune.backends._hdf5 import resolve_layout
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.errors import VerificationError
-from iotune.spec.model import Workload
+from iotune.model.spec import Workload
 from iotune.units import chunk_label, parse_chunk_label
 
 VARIABLE = "data"

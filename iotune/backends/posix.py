@@ -20,7 +20,7 @@ import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.errors import UsageError, VerificationError
-from iotune.spec.model import Workload
+from iotune.model.spec import Workload
 from iotune.units import parse_size
 
 DEFAULT_TRANSFER = 2**20

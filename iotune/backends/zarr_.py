@@ -18,7 +18,7 @@ import numpy as np
 from iotune import codecs
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.errors import NotApplicable, VerificationError
-from iotune.spec.model import Workload
+from iotune.model.spec import Workload
 from iotune.units import chunk_label, parse_chunk_label
 
 VARIABLE = "data"

@@ -8,7 +8,7 @@ from iotune.errors import UsageError
 
 if TYPE_CHECKING:  # the package stays light: spawned workers import it before NumPy
     from iotune.executors.base import Executor
-    from iotune.spec.model import ExecutionSpec
+    from iotune.model.spec import ExecutionSpec
 
 _REGISTRY = {
     "serial": "iotune.executors.serial:SerialExecutor",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 
-from iotune.trials.records import TrialResult, TrialTask
+from iotune.model.records import TrialResult, TrialTask
 
 
 class Executor(ABC):

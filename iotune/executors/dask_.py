@@ -22,8 +22,8 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from iotune.errors import UsageError
 from iotune.executors.base import Executor
 from iotune.executors.environ import WORKER_ENVIRON, adaptive_malloc_thresholds
-from iotune.trials.records import TrialResult, TrialTask
-from iotune.trials.trial import run_trial_captured
+from iotune.model.records import TrialResult, TrialTask
+from iotune.runner.trial import run_trial_captured
 
 ALLOWED_FAILURES = 1  # one retry after a worker death, then the trial is failed
 

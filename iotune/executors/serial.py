@@ -18,9 +18,9 @@ from concurrent.futures.process import BrokenProcessPool
 
 from iotune.executors.base import Executor
 from iotune.executors.environ import prepare_worker
+from iotune.model.records import TrialResult, TrialTask
 from iotune.processes import stop_group
-from iotune.trials.records import TrialResult, TrialTask
-from iotune.trials.trial import run_trial, run_trial_captured
+from iotune.runner.trial import run_trial, run_trial_captured
 
 
 class SerialExecutor(Executor):

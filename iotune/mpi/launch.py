@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import MpiError, NotApplicable, UsageError, VerificationError
+from iotune.measuring.data import Field
+from iotune.model.spec import Workload
 from iotune.processes import with_parent
-from iotune.spec.model import Workload
-from iotune.trials.data import Field
 
 if TYPE_CHECKING:
-    from iotune.trials.records import TrialResult, TrialTask
+    from iotune.model.records import TrialResult, TrialTask
 
 MiB = 2**20
 DEFAULT_LAUNCHER = "mpiexec -n {nprocs}"
@@ -132,7 +132,7 @@ def stream(
 ) -> np.ndarray:
     """Bytes ``[start, start + length)`` of the workload's repeated C-order byte stream.
 
-    Pass ``field`` to reuse one :class:`~iotune.trials.data.Field` across calls.
+    Pass ``field`` to reuse one :class:`~iotune.measuring.data.Field` across calls.
     """
     field, total = field or Field(workload), workload.nbytes
     plane = total // workload.shape[0]

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from iotune.errors import one_line
+from iotune.measuring import measure
+from iotune.model.spec import Workload
 from iotune.mpi import lustre
-from iotune.spec.model import Workload
-from iotune.trials import measure
 
 
 def workload_of(data: dict[str, Any]) -> Workload:

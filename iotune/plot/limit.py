@@ -33,7 +33,7 @@ _WIDTH = 0.7  # of a category's slot, over which its points are spread
 
 
 def has_limit(ds: xr.Dataset) -> bool:
-    """Whether ``ds`` carries ``fraction_of_limit`` (see :mod:`iotune.trials.calibrate`)."""
+    """Whether ``ds`` carries ``fraction_of_limit`` (see :mod:`iotune.runner.calibrate`)."""
     return VARIABLE in ds and "metric" in ds[VARIABLE].dims
 
 
@@ -52,7 +52,7 @@ def fraction_of_limit(ds: xr.Dataset) -> Figure:
     ds
         Results Dataset with ``fraction_of_limit`` over ``metric`` (and the
         ``device_limit_*_MiBps`` attributes), as made by
-        :func:`iotune.trials.calibrate.attach_limit`.
+        :func:`iotune.results.limit.attach_limit`.
 
     Returns
     -------

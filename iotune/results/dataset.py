@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import ResultsError
-from iotune.spec.model import MeasureSpec
-from iotune.trials.plan import Plan
-from iotune.trials.records import TrialResult
+from iotune.model.records import TrialResult
+from iotune.model.spec import MeasureSpec
+from iotune.runner.plan import Plan
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -243,7 +243,7 @@ def _fill_intervals(
     measure: MeasureSpec,
 ) -> None:
     """The 95 % interval of each median, how many repeats ran, and why they stopped."""
-    from iotune.trials import precision
+    from iotune.measuring import precision
 
     found = precision.series(result)
     names = {"write": ("write_MiBps_ci_low", "write_MiBps_ci_high", index)}
@@ -279,7 +279,7 @@ ORDER = {
 
 
 def _attrs(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[str, str]) -> dict:
-    from iotune.trials import precision
+    from iotune.measuring import precision
 
     sweep = plan.sweep
     starts = [r.started for r in done.values() if r.started]

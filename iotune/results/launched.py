@@ -15,8 +15,8 @@ import numpy as np
 from iotune.backends import get_backend
 
 if TYPE_CHECKING:
-    from iotune.trials.plan import Plan
-    from iotune.trials.records import TrialResult
+    from iotune.model.records import TrialResult
+    from iotune.runner.plan import Plan
 
 _TEXT_VARS = {
     "hints_effective": "MPI-IO hints in effect after MPI_File_open (MPI_File_get_info, JSON)",

@@ -1,6 +1,6 @@
 """The sweep's own noise: one reference configuration measured through the run.
 
-The probes (:mod:`iotune.trials.schedule`) are single repeats of the plan's
+The probes (:mod:`iotune.runner.schedule`) are single repeats of the plan's
 first trial, spread evenly among the other work.  Whatever moved them apart
 (the machine's drift, neighbours, the page cache's housekeeping) moved every
 other trial too, so their spread is the smallest difference between two
@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from iotune.trials import precision
-from iotune.trials.plan import Plan
-from iotune.trials.records import TrialResult
-from iotune.trials.schedule import reference_trial
+from iotune.measuring import precision
+from iotune.model.records import TrialResult
+from iotune.runner.plan import Plan
+from iotune.runner.schedule import reference_trial
 
 METHOD = (
     "single repeats of the reference configuration spread evenly through the run; "

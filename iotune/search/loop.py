@@ -22,11 +22,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from iotune.model.records import Trial, TrialResult, TrialTask
+from iotune.model.spec import SearchSpec, Sweep
 from iotune.search.space import Resolved, Space
 from iotune.search.state import CONFIRM, Goal, State, Visit
 from iotune.search.strategies import Proposer
-from iotune.spec.model import SearchSpec, Sweep
-from iotune.trials.records import Trial, TrialResult, TrialTask
 
 
 class Measurer(Protocol):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import ResultsError
-from iotune.trials.records import TrialResult, TrialTask
+from iotune.model.records import TrialResult, TrialTask
 
 if TYPE_CHECKING:
     import xarray as xr

@@ -26,13 +26,13 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from iotune.model.records import TrialResult
+from iotune.model.spec import Sweep
 from iotune.results.dataset import to_dataset
+from iotune.runner.plan import GridPoint, Plan
 from iotune.search.loop import Outcome
 from iotune.search.space import Space
 from iotune.search.state import CONFIRM, Visit
-from iotune.spec.model import Sweep
-from iotune.trials.plan import GridPoint, Plan
-from iotune.trials.records import TrialResult
 
 if TYPE_CHECKING:
     import xarray as xr

@@ -2,8 +2,8 @@
 
 A point is a mapping of each swept parameter (and ``backend`` with several) to
 one of its values.  Whether a point applies, and which trial measures it, comes
-from the plan's own rules (:func:`iotune.trials.plan._resolve` and
-:func:`~iotune.trials.plan.trial_id`) applied to that one point, so a space of
+from the plan's own rules (:func:`iotune.runner.plan._resolve` and
+:func:`~iotune.runner.plan.trial_id`) applied to that one point, so a space of
 10^6 points costs no more than the handful of points visited.  Points that
 resolve to the same effective parameters share a trial; the point shown for it
 is the one the grid would show (the coordinates that say what was measured, else
@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from iotune.errors import NotApplicable
-from iotune.spec.model import Sweep
-from iotune.trials.plan import _resolve, trial_id
-from iotune.trials.records import Trial
+from iotune.model.records import Trial
+from iotune.model.spec import Sweep
+from iotune.runner.plan import _resolve, trial_id
 
 #: points sampled to estimate how much of a large space applies
 ESTIMATE_SAMPLES = 2000

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from iotune.measuring.precision import series
+from iotune.model.records import Trial, TrialResult
 from iotune.results.stats import rank_test
-from iotune.trials.precision import series
-from iotune.trials.records import Trial, TrialResult
 
 #: measurements a configuration needs before it may be recommended: one trial and at
 #: least one re-measurement (2 beat 3 on the synthetic grids of benchmarks/, where the

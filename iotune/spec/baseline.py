@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from iotune.spec.checks import fail, mapping, section
+from iotune.model.checks import fail, mapping, section
 from iotune.spec.parameters import PARAMETERS
 from iotune.units import format_size
 
 if TYPE_CHECKING:
-    from iotune.spec.model import Parameter, Workload
+    from iotune.model.spec import Parameter, Workload
 
 #: parameters whose values are byte counts, shown as sizes in messages
 SIZES = ("transfer_size", "block_size", "stripe_size", "chunk_cache")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from iotune.spec.checks import choice, fail, integer, mapping, positive_size, section
-from iotune.spec.model import ExecutionSpec
+from iotune.model.checks import choice, fail, integer, mapping, positive_size, section
+from iotune.model.spec import ExecutionSpec
 
 EXECUTORS = ("serial", "dask")
 CLUSTER_KINDS = ("slurm", "pbs")

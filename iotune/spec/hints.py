@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 
-from iotune.spec.checks import byte_size, fail, section
+from iotune.model.checks import byte_size, fail, section
 
 VENDOR_PREFIX = "x-"
 #: every swept hint-set name resolves; ``default`` (no hints) needs no definition

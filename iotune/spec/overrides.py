@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.errors import SpecError
-from iotune.spec.model import Sweep
+from iotune.model.spec import Sweep
 from iotune.spec.parse import load_spec, load_spec_text
 
 

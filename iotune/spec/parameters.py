@@ -6,11 +6,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from iotune import codecs
-from iotune.spec.checks import byte_size, choice, fail, integer, mapping, positive_size, section
-from iotune.spec.model import Parameter
+from iotune.model.checks import byte_size, choice, fail, integer, mapping, positive_size, section
+from iotune.model.spec import Parameter
 
 if TYPE_CHECKING:
-    from iotune.spec.model import Workload
+    from iotune.model.spec import Workload
 
 
 def _parse_chunks(value: object, path: str, workload: Workload) -> str | tuple[int, ...]:

@@ -14,11 +14,9 @@ from typing import Any
 import yaml
 
 from iotune.errors import SpecError
-from iotune.spec.baseline import parse_baseline
-from iotune.spec.checks import choice, fail, integer, mapping, section
-from iotune.spec.execution import parse_execution
-from iotune.spec.hints import check_hint_names, parse_hint_sets
-from iotune.spec.model import (
+from iotune.measuring.precision import MIN_AUTO_REPEATS
+from iotune.model.checks import choice, fail, integer, mapping, section
+from iotune.model.spec import (
     CACHE_MODES,
     DTYPES,
     FIELDS,
@@ -32,9 +30,11 @@ from iotune.spec.model import (
     Sweep,
     Workload,
 )
+from iotune.spec.baseline import parse_baseline
+from iotune.spec.execution import parse_execution
+from iotune.spec.hints import check_hint_names, parse_hint_sets
 from iotune.spec.parameters import parse_parameters
 from iotune.spec.search import parse_search
-from iotune.trials.precision import MIN_AUTO_REPEATS
 
 # --- small parse helpers ----------------------------------------------------
 
@@ -90,7 +90,7 @@ def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
             )
     path = Path(data["path"]).expanduser()
     path = path if path.is_absolute() or base is None else base / path
-    from iotune.trials.data import describe_file
+    from iotune.measuring.data import describe_file
 
     try:
         info = describe_file(path, data["variable"])

@@ -22,8 +22,8 @@ from __future__ import annotations
 import importlib.util
 import math
 
-from iotune.spec.checks import byte_size, choice, fail, integer, mapping, section
-from iotune.spec.model import STRATEGIES, SearchSpec
+from iotune.model.checks import byte_size, choice, fail, integer, mapping, section
+from iotune.model.spec import STRATEGIES, SearchSpec
 
 SEARCH_KEYS = (
     "strategy",

@@ -23,8 +23,8 @@ import yaml
 from iotune.backends.h5py_ import H5pyBackend, create_dataset
 from iotune.backends.h5py_rank import check_file
 from iotune.errors import NotApplicable
-from iotune.spec.model import Workload
-from iotune.trials.data import Field
+from iotune.measuring.data import Field
+from iotune.model.spec import Workload
 
 ROOT = Path(__file__).parents[2]
 PARALLEL_PYTHON = Path(os.environ.get("IOTUNE_PARALLEL_PYTHON", ROOT / ".venv-phdf5/bin/python"))

@@ -16,14 +16,14 @@ import yaml
 
 from iotune import api
 from iotune.backends.memory import MemoryBackend
-from iotune.spec.model import MeasureSpec, ReadSpec, Workload
+from iotune.measuring import measure
+from iotune.measuring.access import selections
+from iotune.measuring.data import Field
+from iotune.model.records import TrialTask
+from iotune.model.spec import MeasureSpec, ReadSpec, Workload
+from iotune.runner.plan import make_plan
+from iotune.runner.trial import run_trial
 from iotune.spec.parse import load_spec_text
-from iotune.trials import measure
-from iotune.trials.access import selections
-from iotune.trials.data import Field
-from iotune.trials.plan import make_plan
-from iotune.trials.records import TrialTask
-from iotune.trials.trial import run_trial
 
 W = Workload(("time", "y", "x"), (10, 48, 40))
 #: 512 KiB of int16: enough for codec timings to stand well above the clock's noise

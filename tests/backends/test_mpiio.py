@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from iotune.errors import VerificationError
+from iotune.model.records import TrialResult, TrialTask
 from iotune.mpi.launch import fill_result, find_mpiexec
 from iotune.results.dataset import to_dataset
 from iotune.results.summary import table
+from iotune.runner.plan import make_plan
+from iotune.runner.trial import run_trial
 from iotune.spec.parse import parse_spec
-from iotune.trials.plan import make_plan
-from iotune.trials.records import TrialResult, TrialTask
-from iotune.trials.trial import run_trial
 
 
 def _missing() -> str:

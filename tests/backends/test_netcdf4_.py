@@ -5,8 +5,8 @@ import xarray as xr
 from iotune.backends import backend_names, get_backend
 from iotune.backends.netcdf4_ import NetCDF4Backend
 from iotune.errors import NotApplicable, UsageError, VerificationError
-from iotune.spec.model import Workload
-from iotune.trials.data import Field
+from iotune.measuring.data import Field
+from iotune.model.spec import Workload
 
 W = Workload(("time", "y", "x"), (8, 32, 48))
 

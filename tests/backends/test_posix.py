@@ -7,9 +7,9 @@ import pytest
 from iotune.backends import get_backend
 from iotune.backends.posix import PosixBackend
 from iotune.errors import UsageError, VerificationError
-from iotune.spec.model import ReadSpec, Workload
-from iotune.trials import access
-from iotune.trials.data import Field
+from iotune.measuring import access
+from iotune.measuring.data import Field
+from iotune.model.spec import ReadSpec, Workload
 
 W = Workload(("time", "y", "x"), (8, 32, 48))
 READ = ReadSpec(patterns=("full", "spatial", "timeseries"), timeseries_pixels=6)

@@ -158,7 +158,7 @@ def test_kill_9_of_a_dask_sweep_then_resume(make_spec, tmp_path):
         SPEC
         | {
             "execution": {"executor": "dask", "workers": 2},
-            # whole trials per journal line (interleaved resume: tests/trials/test_schedule.py)
+            # whole trials per journal line (interleaved resume: tests/runner/test_schedule.py)
             "measure": {"repeats": 3, "order": "sequential", "noise_probes": 0},
         }
     )

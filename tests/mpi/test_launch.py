@@ -8,11 +8,11 @@ import pytest
 from iotune.backends.mpiio import MpiioBackend
 from iotune.cli import main
 from iotune.errors import NotApplicable, SpecError
+from iotune.measuring.data import Field
+from iotune.model.spec import Workload
 from iotune.mpi import launch as mpi
-from iotune.spec.model import Workload
+from iotune.runner.plan import make_plan
 from iotune.spec.parse import parse_spec
-from iotune.trials.data import Field
-from iotune.trials.plan import make_plan
 
 W = Workload(("time", "y", "x"), (6, 10, 14))
 

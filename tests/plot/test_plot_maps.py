@@ -12,7 +12,7 @@ from matplotlib.image import AxesImage
 
 from iotune.errors import ResultsError
 from iotune.plot import all_figures, fraction_of_limit, heatmap, notes
-from iotune.trials.calibrate import attach_limit
+from iotune.results.limit import attach_limit
 
 LIMIT = {"write_MiBps": 400.0, "read_MiBps": 800.0}
 

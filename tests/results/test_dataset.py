@@ -5,10 +5,10 @@ import pytest
 import xarray as xr
 
 from iotune.errors import ResultsError
+from iotune.model.records import TrialResult
 from iotune.results.dataset import SCHEMA_VERSION, open_results, save, to_dataset
+from iotune.runner.plan import make_plan
 from iotune.spec.parse import load_spec_text
-from iotune.trials.plan import make_plan
-from iotune.trials.records import TrialResult
 
 SPEC = """
 version: 1

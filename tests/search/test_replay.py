@@ -8,9 +8,9 @@ import time
 import numpy as np
 import pytest
 
+from iotune.model.records import Trial, TrialTask
 from iotune.search.replay import ReplayMeasurer
 from iotune.search.state import CONFIRM
-from iotune.trials.records import Trial, TrialTask
 from iotune.tuning import grid_sweep, replay_outcome, replay_search
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from iotune.api import load_spec
+from iotune.runner.plan import make_plan
 from iotune.search.space import Resolved, Space
-from iotune.trials.plan import make_plan
 
 SWEEPS = Path(__file__).resolve().parents[2] / "sweeps"
 

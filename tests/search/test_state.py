@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from iotune.model.records import Trial, TrialResult
 from iotune.search.state import CONFIRM, Goal, State
-from iotune.trials.records import Trial, TrialResult
 
 
 def result(tid: str, write: list[float], *, size: int = 100, read: list[float] | None = None):

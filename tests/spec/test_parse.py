@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from iotune.errors import SpecError, UsageError
-from iotune.spec.model import MeasureSpec, Parameter, ReadSpec, Sweep
+from iotune.model.spec import MeasureSpec, Parameter, ReadSpec, Sweep
 from iotune.spec.parse import load_spec, load_spec_text, parse_spec
 
 SHAPE = {"time": 16, "y": 32, "x": 32}

@@ -1,0 +1,3 @@
+"""Measuring primitives: timing, fsync, eviction, checksums, the workload's slabs, read
+selections, precision.
+"""

@@ -1,0 +1,72 @@
+"""The plain data that crosses process boundaries: a trial, its task, its result.
+
+These are what executors ship to workers and rank programs, and what the
+journal stores; they hold no behaviour beyond (de)serialising themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from iotune.model.spec import MeasureSpec, ReadSpec, Workload
+from iotune.units import format_size
+
+
+def _show(name: str, value: Any) -> str:
+    return format_size(value) if name.endswith(("_cache", "_size")) else str(value)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One configuration to measure."""
+
+    id: str
+    backend: str
+    params: dict[str, Any]
+
+    def label(self) -> str:
+        # a hint set shows by its name; its keys and values are in the spec
+        shown = {k: v for k, v in self.params.items() if v is not None and k != "hint_values"}
+        return " ".join(f"{k}={_show(k, v)}" for k, v in shown.items())
+
+
+@dataclass(frozen=True)
+class TrialTask:
+    """Everything a worker needs to run one trial."""
+
+    trial: Trial
+    workload: Workload
+    read: ReadSpec
+    measure: MeasureSpec
+    scratch: str
+    #: how MPI trials start ("srun -n {nprocs}"); an execution setting, not part of the id
+    launcher: str | None = None
+
+
+@dataclass
+class TrialResult:
+    """Measurements of one trial; JSON-friendly for the journal."""
+
+    id: str
+    status: str  # ok | failed
+    error: str = ""
+    write: list[dict[str, float]] = field(default_factory=list)
+    reads: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    file_bytes: int | None = None
+    raw_bytes: int = 0
+    stored: dict[str, Any] = field(default_factory=dict)
+    started: float = 0.0
+    ended: float = 0.0
+    #: a failed library kept files open: the worker process must be replaced
+    poisoned: bool = False
+    #: why the repeats stopped, when the scheduler decided it (interleaved trials):
+    #: fixed, precision, max_repeats or interrupted; empty: decided inside the trial
+    stop: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrialResult:
+        return cls(**data)

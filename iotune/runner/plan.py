@@ -1,0 +1,154 @@
+"""Expand a sweep into grid points and the unique trials that measure them.
+
+Each grid point is one combination of the swept values.  The backend
+resolves it into effective parameters; grid points that resolve to the same
+effective parameters (a level swept for codec ``none``) share one trial, and
+the others are recorded as not applicable with the reason.  Trial ids hash
+the backend, the effective parameters and the workload, so they are stable
+across runs and machines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from iotune.backends import get_backend
+from iotune.errors import NotApplicable, UsageError
+from iotune.model.records import Trial
+from iotune.model.spec import GENERIC_PARAMETERS, Sweep
+
+MAX_TRIALS = 10_000
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """One cell of the results cube: swept coordinates and what fills it."""
+
+    coords: dict[str, Any]
+    trial_id: str | None
+    reason: str = ""
+
+    @property
+    def applicable(self) -> bool:
+        return not self.reason
+
+
+@dataclass(frozen=True)
+class Plan:
+    sweep: Sweep
+    dims: tuple[str, ...]
+    coords: dict[str, tuple[Any, ...]]
+    points: tuple[GridPoint, ...]
+    trials: tuple[Trial, ...]
+
+
+def trial_id(backend: str, params: dict[str, Any], workload: dict[str, Any]) -> str:
+    """Stable id of a configuration: a hash of backend, parameters and workload."""
+    blob = json.dumps({"backend": backend, "params": params, "workload": workload}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def grid_size(sweep: Sweep) -> int:
+    n = len(sweep.backends)
+    for param in sweep.swept:
+        n *= len(param.values)
+    return n
+
+
+def make_plan(sweep: Sweep, *, yes: bool = False) -> Plan:
+    """Expand ``sweep`` into a :class:`Plan`.
+
+    Raises
+    ------
+    UsageError
+        The grid has more than 10,000 points and ``yes`` is false.
+    """
+    size = grid_size(sweep)
+    if size > MAX_TRIALS and not yes:
+        raise UsageError(
+            f"the grid has {size:,} points (more than {MAX_TRIALS:,}); "
+            "shrink the parameter lists or pass --yes"
+        )
+    dims = (("backend",) if len(sweep.backends) > 1 else ()) + tuple(p.name for p in sweep.swept)
+    coords = {p.name: p.labels() for p in sweep.swept}
+    if len(sweep.backends) > 1:
+        coords = {"backend": sweep.backends, **coords}
+    fixed = {p.name: p.values[0] for p in sweep.parameters if not p.swept}
+    label_of = [dict(zip(p.values, p.labels(), strict=True)) for p in sweep.swept]
+
+    def labels_of(combo: tuple[Any, ...]) -> list[Any]:
+        return [table[v] for table, v in zip(label_of, combo, strict=True)]
+
+    resolved = []
+    for backend in sweep.backends:
+        for combo in itertools.product(*(p.values for p in sweep.swept)):
+            given = {**fixed, **dict(zip((p.name for p in sweep.swept), combo, strict=True))}
+            point = {p.name: label for p, label in zip(sweep.swept, labels_of(combo), strict=True)}
+            if len(sweep.backends) > 1:
+                point = {"backend": backend, **point}
+            resolved.append((backend, point, _resolve(backend, given, sweep)))
+    points, trials = _merge(resolved, sweep)
+    return Plan(sweep, dims, coords, tuple(points), tuple(trials))
+
+
+def _resolve(backend: str, given: dict[str, Any], sweep: Sweep):
+    cls = get_backend(backend)
+    own = {k: v for k, v in given.items() if k in cls.parameters}
+    if "hints" in own:  # swept by name; the backend needs the set's keys and values
+        own["hint_values"] = dict(sweep.hints.get(own["hints"], {}))
+    generic = {k: v for k, v in given.items() if k in GENERIC_PARAMETERS}
+    foreign = [
+        f"{k} does not apply to {backend}"
+        for k in given
+        if k not in cls.parameters and k not in GENERIC_PARAMETERS
+    ]
+    try:
+        effective, notes = cls.resolve(own, sweep.workload)
+    except NotApplicable as err:
+        return err
+    return {**effective, **generic}, [*notes, *foreign]
+
+
+def _merge(resolved: list, sweep: Sweep) -> tuple[list[GridPoint], list[Trial]]:
+    workload = sweep.workload.to_dict()
+    by_id: dict[str, list[int]] = {}
+    trials: dict[str, Trial] = {}
+    for i, (backend, _point, outcome) in enumerate(resolved):
+        if isinstance(outcome, NotApplicable):
+            continue
+        effective, _notes = outcome
+        tid = trial_id(backend, effective, workload)
+        trials.setdefault(tid, Trial(tid, backend, effective))
+        by_id.setdefault(tid, []).append(i)
+    owner = {
+        tid: max(idx, key=lambda i: _match(resolved[i][1], trials[tid].params))
+        for tid, idx in by_id.items()
+    }
+    points = []
+    for i, (backend, point, outcome) in enumerate(resolved):
+        if isinstance(outcome, NotApplicable):
+            points.append(GridPoint(point, None, str(outcome)))
+            continue
+        effective, notes = outcome
+        tid = trial_id(backend, effective, workload)
+        if owner[tid] == i:
+            points.append(GridPoint(point, tid))
+        else:
+            same = ", ".join(f"{k}={v}" for k, v in resolved[owner[tid]][1].items())
+            why = "; ".join(notes) or "same effective parameters"
+            points.append(GridPoint(point, None, f"{why}; measured at {same}"))
+    return points, [trials[tid] for tid in by_id]
+
+
+def _match(point: dict[str, Any], effective: dict[str, Any]) -> tuple[int, int]:
+    """Prefer the grid point whose coordinates say what was really measured."""
+    hits = sum(1 for k, v in point.items() if effective.get(k) == v)
+    # a parameter the backend does not have is best shown at its neutral value
+    neutral = sum(
+        1 for k, v in point.items() if k != "backend" and k not in effective and v in ("none", None)
+    )
+    return hits, neutral

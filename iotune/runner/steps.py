@@ -1,0 +1,125 @@
+"""The steps of one slab-driven repeat: write, verify, prepare the cache, read.
+
+Shared by the trial runner (:mod:`iotune.runner.trial`) and the concurrent
+processes of :mod:`iotune.runner.concurrent`; only library calls and fsync are
+timed, never data generation or checksums.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from iotune.backends import get_backend
+from iotune.backends.base import SlabBackend
+from iotune.errors import VerificationError
+from iotune.measuring import access, measure
+from iotune.measuring.checksum import checksum
+from iotune.measuring.data import Field, slab_length
+from iotune.model.records import TrialResult, TrialTask
+from iotune.units import parse_chunk_label
+
+MiB = 2**20
+
+
+def align_of(params: dict[str, Any]) -> int | None:
+    """Extent along the first dimension that slabs should be multiples of.
+
+    A shard is written whole, so shards win over chunks: a slab thinner than a
+    shard would make zarr rewrite the shard once per slab.
+    """
+    for key in ("shards", "chunks"):
+        value = params.get(key)
+        layout = parse_chunk_label(value) if value not in (None, "none") else None
+        if isinstance(layout, tuple):
+            return layout[0]
+    return None
+
+
+def one_repeat(task: TrialTask, backend: SlabBackend, path: Path, result: TrialResult) -> None:
+    params = task.trial.params
+    checksum = write_once(task, backend, path, result)
+    result.stored = backend.verify(path, params)
+    result.file_bytes = backend.stored_bytes(path)
+    for pattern in task.read.patterns:
+        entry = read_once(task, backend, path, pattern, checksum)
+        result.reads.setdefault(pattern, []).append(entry)
+    backend.remove(path)
+
+
+def write_once(task: TrialTask, backend: SlabBackend, path: Path, result: TrialResult) -> int:
+    """Write the workload slab by slab; only library calls and fsync are timed.
+
+    Appends the timing to ``result.write`` and returns the checksum of the data.
+    """
+    params, clock, crc = task.trial.params, measure.Stopwatch(), 0
+    length = slab_length(task.workload, align=align_of(params))
+    with clock:
+        writer = backend.open_writer(path, task.workload, params)
+    try:
+        for start, slab in Field(task.workload).slabs(length):
+            crc = checksum(slab, crc)
+            with clock:
+                writer.write(start, slab)
+    finally:
+        with clock:
+            writer.close()
+    if task.measure.fsync:
+        with clock:
+            measure.fsync_paths(backend.paths(path))
+    mib = task.workload.nbytes / MiB
+    result.write.append({"s": clock.wall, "cpu_s": clock.cpu, "MiBps": mib / clock.wall})
+    return crc
+
+
+def prepare_cache(task: TrialTask, files: list[Path]) -> tuple[str, float]:
+    """Evict ``files`` and verify it (cold reads), or measure residency (warm)."""
+    if get_backend(task.trial.backend).in_memory:
+        return "memory", 0.0
+    return measure.prepare_cache(
+        files, mode=task.measure.cache, max_residency=task.measure.max_cold_residency
+    )
+
+
+def read_once(
+    task: TrialTask,
+    backend: SlabBackend,
+    path: Path,
+    pattern: str,
+    expected_crc: int,
+    *,
+    evict: bool = True,
+) -> dict[str, Any]:
+    """Read ``pattern`` once; ``evict=False`` when the caller prepared the cache."""
+    cache, fraction = prepare_cache(task, backend.paths(path)) if evict else ("", float("nan"))
+    selections = access.selections(
+        pattern, task.workload, task.read, align=align_of(task.trial.params)
+    )
+    clock, delivered, crc = measure.Stopwatch(), 0, 0
+    with clock:
+        reader = backend.open_reader(path, task.workload, task.trial.params)
+    try:
+        for selection in selections:
+            with clock:
+                data = reader.read(selection)
+            delivered += data.nbytes
+            if pattern == "full":
+                crc = checksum(data, crc)
+            # let a reader reuse this buffer for the next selection: one slab-sized
+            # buffer stays in the CPU cache where two alternating ones would not
+            del data
+    finally:
+        with clock:
+            reader.close()
+    if pattern == "full" and crc != expected_crc:
+        raise VerificationError("data read back differs from the data written (crc32c)")
+    return {
+        "s": clock.wall,
+        "cpu_s": clock.cpu,
+        "bytes": delivered,
+        "ops": len(selections),
+        "MiBps": delivered / MiB / clock.wall,
+        "ops_per_s": len(selections) / clock.wall,
+        "resident_fraction": fraction,
+        "cache": cache,
+    }

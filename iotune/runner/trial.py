@@ -1,0 +1,126 @@
+"""Run one trial: decide how (slabs here, N concurrent processes, or launched
+ranks), catch and describe any failure, always remove the trial's scratch.
+
+The steps of a repeat are in :mod:`iotune.runner.steps`.  The trial knows
+backends and measurement, not sweeps or executors.  Its
+input and output are plain, picklable data so any executor can ship them.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from iotune.backends import get_backend
+from iotune.backends.base import LaunchedBackend, SlabBackend
+from iotune.errors import one_line
+from iotune.measuring import measure, precision
+from iotune.model.records import TrialResult, TrialTask
+from iotune.runner import steps
+from iotune.runner.concurrent import run_concurrent
+
+MiB = 2**20
+
+
+def run_trial(task: TrialTask) -> TrialResult:
+    """Measure one trial; failures are caught and described, never raised.
+
+    Scratch files are removed afterwards, also when the trial fails.
+    """
+    result = TrialResult(task.trial.id, "ok", raw_bytes=task.workload.nbytes, started=time.time())
+    workdir = Path(task.scratch) / f"trial-{task.trial.id}"
+    try:
+        if workdir.exists():  # left by a worker that died running this trial: a retry
+            shutil.rmtree(workdir)
+        workdir.mkdir(parents=True)
+        backend = get_backend(task.trial.backend)()
+        backend.import_library()  # so no trial's timing pays for the import
+        nprocs = int(task.trial.params.get("concurrency", 1))
+        if backend.launches(task.trial.params):  # ranks of its own (MPI): no slabs here
+            assert isinstance(backend, LaunchedBackend)
+            backend.run_launched(task, workdir, result)
+        elif nprocs > 1:
+            run_concurrent(task, workdir, result, nprocs)
+        else:
+            assert isinstance(backend, SlabBackend)
+            warm_up(task, backend, workdir)
+            for repeat in precision.repeat_indices(task.measure, result):
+                steps.one_repeat(task, backend, workdir / f"r{repeat}{backend.suffix}", result)
+    except Exception as err:  # a trial must never stop the sweep
+        result.status, result.error = "failed", one_line(err) + _storage_hint(workdir)
+        result.poisoned = bool(measure.open_files_under(workdir))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+        result.ended = time.time()
+    return result
+
+
+def run_trial_captured(task: TrialTask) -> TrialResult:
+    """:func:`run_trial` with the process's C-level stderr captured.
+
+    Libraries often explain a failure only on stderr (HDF5 filters print
+    "Buffer is uncompressible" and return a bare "HDF error"); the first such
+    line is added to a failed trial's reason.  Used in worker processes only,
+    where nothing else writes to stderr.
+    """
+    with tempfile.TemporaryFile(mode="w+b") as log:
+        saved = os.dup(2)
+        os.dup2(log.fileno(), 2)
+        try:
+            result = run_trial(task)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        if result.status == "failed":
+            log.seek(0)
+            said = _library_message(log.read(64 * 1024).decode(errors="replace"))
+            if said:
+                result.error += f" [library said: {said}]"
+    return result
+
+
+def _library_message(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("HDF5-DIAG", "#", "major:", "minor:")):
+            return line[:200]
+    return ""
+
+
+def _storage_hint(workdir: Path) -> str:
+    """Name the storage limit behind a failure: libraries often say only "HDF error"."""
+    try:
+        fs = os.statvfs(workdir)
+        sizes = [p.stat().st_size for p in workdir.rglob("*") if p.is_file()]
+    except OSError:
+        return ""
+    if fs.f_bavail * fs.f_frsize < 4 * MiB:
+        return (
+            f" [no space left on the scratch file system: {fs.f_bavail * fs.f_frsize} bytes free]"
+        )
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY and sizes and max(sizes) >= limit - 64 * 1024:
+        return f" [file size limit reached: RLIMIT_FSIZE (ulimit -f) is {limit} bytes]"
+    return ""
+
+
+#: backends whose first trial in this process has run its warm-up
+_WARMED: set[str] = set()
+
+
+def warm_up(task: TrialTask, backend: SlabBackend, workdir: Path) -> None:
+    """One untimed write and read of the trial's size, once per backend and process.
+
+    The first repeat in a fresh process otherwise pays for first-touch page
+    faults of its buffers, lazy library initialisation and cold allocator
+    arenas, and stands out from the others.
+    """
+    if task.trial.backend in _WARMED:
+        return
+    scratch = TrialResult(task.trial.id, "ok")
+    steps.one_repeat(task, backend, workdir / f"warm-up{backend.suffix}", scratch)
+    _WARMED.add(task.trial.backend)
