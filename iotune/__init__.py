@@ -8,13 +8,45 @@ xarray (an MPI rank, a concurrent writer) never pays for importing it.
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.util
-import sys
-from typing import Any
+import importlib as _importlib
+import importlib.abc as _abc
+import importlib.util as _util
+import sys as _sys
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 __version__ = "0.1.0"
+
+if _TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
+    from iotune.analysis.recommend import recommend
+    from iotune.api import (
+        from_darshan,
+        load_spec,
+        run,
+        save_plots,
+        tune,
+    )
+    from iotune.errors import (
+        ConcurrencyError,
+        DarshanError,
+        Interrupted,
+        IotuneError,
+        IotuneWarning,
+        LockError,
+        LustreError,
+        MpiError,
+        NotApplicable,
+        RecommendError,
+        ResultsError,
+        SpecError,
+        StripingWarning,
+        UsageError,
+        VerificationError,
+    )
+    from iotune.results.dataset import open_results
+    from iotune.results.merge import merge
+    from iotune.runner.plan import make_plan
+    from iotune.widgets import explore
 
 _API = {
     "load_spec": "iotune.api",
@@ -28,37 +60,89 @@ _API = {
     "merge": "iotune.results.merge",
     "from_darshan": "iotune.api",
 }
+#: the exceptions and warnings iotune gives on purpose, to catch and to filter
+_ERRORS = (
+    "IotuneError",
+    "UsageError",
+    "SpecError",
+    "ResultsError",
+    "RecommendError",
+    "DarshanError",
+    "LockError",
+    "Interrupted",
+    "NotApplicable",
+    "ConcurrencyError",
+    "MpiError",
+    "LustreError",
+    "VerificationError",
+    "IotuneWarning",
+    "StripingWarning",
+)
+_API |= dict.fromkeys(_ERRORS, "iotune.errors")
 
-__all__ = [*_API, "__version__"]
+#: written out (not built from the tables) so that linters and type checkers read it
+__all__ = [
+    "ConcurrencyError",
+    "DarshanError",
+    "Interrupted",
+    "IotuneError",
+    "IotuneWarning",
+    "LockError",
+    "LustreError",
+    "MpiError",
+    "NotApplicable",
+    "RecommendError",
+    "ResultsError",
+    "SpecError",
+    "StripingWarning",
+    "UsageError",
+    "VerificationError",
+    "__version__",
+    "explore",
+    "from_darshan",
+    "load_spec",
+    "make_plan",
+    "merge",
+    "open_results",
+    "recommend",
+    "run",
+    "save_plots",
+    "tune",
+]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name in _API:
-        return getattr(importlib.import_module(_API[name]), name)
+        return getattr(_importlib.import_module(_API[name]), name)
     raise AttributeError(f"module 'iotune' has no attribute {name!r}")
 
 
-class _RegisterAfterXarray(importlib.abc.MetaPathFinder):
+def __dir__() -> list[str]:
+    """The public names (not the helpers this module imports for itself)."""
+    return sorted(__all__)
+
+
+class _RegisterAfterXarray(_abc.MetaPathFinder):
     """Registers ``ds.iotune`` right after xarray's own import finishes."""
 
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+    def find_spec(self, name: str, path: _Any, target: _Any = None) -> _Any:
         if name != "xarray":
             return None
-        sys.meta_path.remove(self)  # once; the other finders locate xarray
-        spec = importlib.util.find_spec(name)
+        _sys.meta_path.remove(self)  # once; the other finders locate xarray
+        spec = _util.find_spec(name)
         if spec is None or spec.loader is None:
             return spec
         run_module = spec.loader.exec_module
 
-        def exec_module(module: Any) -> None:
+        def exec_module(module: _Any) -> None:
             run_module(module)
-            importlib.import_module("iotune.results.accessor")
+            _importlib.import_module("iotune.results.accessor")
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
 
-if "xarray" in sys.modules:
-    importlib.import_module("iotune.results.accessor")
-elif not any(isinstance(f, _RegisterAfterXarray) for f in sys.meta_path):
-    sys.meta_path.insert(0, _RegisterAfterXarray())
+if "xarray" in _sys.modules:
+    _importlib.import_module("iotune.results.accessor")
+elif not any(isinstance(f, _RegisterAfterXarray) for f in _sys.meta_path):
+    _sys.meta_path.insert(0, _RegisterAfterXarray())

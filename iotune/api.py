@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.console import backends_text, best_text, counts_text, plan_text, results_text
 from iotune.errors import UsageError
-from iotune.executors import make_executor
-from iotune.model.records import Trial, TrialResult, TrialTask
+from iotune.model.records import TrialResult
 from iotune.model.spec import Sweep
-from iotune.results.dataset import RESULTS_NAME, open_results, save, to_dataset
-from iotune.runner import preflight, provenance
-from iotune.runner.journal import DirectoryLock, Journal
+from iotune.results.dataset import open_results, save, to_dataset
 from iotune.runner.plan import Plan, grid_size, make_plan
 from iotune.runner.schedule import Schedule, collect
-from iotune.runner.scratch import make_scratch_root, remove_leftovers, remove_stale_lock
+from iotune.runner.scratch import remove_leftovers, remove_stale_lock
+from iotune.session import Session, with_overrides
 from iotune.spec.overrides import execution_overrides, load_with_overrides
-from iotune.stopping import stop_on_signals
 from iotune.tuning import search_text, tune  # adaptive search: iotune tune
 
 if TYPE_CHECKING:
     import xarray as xr
-
-JOURNAL_NAME = "journal.jsonl"
 
 __all__ = [
     "any_failed",
@@ -87,23 +80,6 @@ def load_spec(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -
     return load_with_overrides(path, overrides or {})
 
 
-def _start_journal(out: Path, sweep: Sweep, *, resume: bool, overwrite: bool) -> Journal:
-    journal = out / JOURNAL_NAME
-    if overwrite:
-        # only the files a run writes; anything else in the directory is the user's
-        journal.unlink(missing_ok=True)
-        (out / RESULTS_NAME).unlink(missing_ok=True)
-    return Journal(journal, digest=sweep.digest(), name=sweep.name, resume=resume)
-
-
-def _progress(total: int, initial: int, enabled: bool):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, initial=initial, unit="task", file=sys.stderr, dynamic_ncols=True)
-
-
 def run(
     spec: str | Path | Sweep,
     *,
@@ -112,9 +88,13 @@ def run(
     overwrite: bool = False,
     scratch: str | Path | None = None,
     yes: bool = False,
+    force: bool = False,
+    executor: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    per_host: int | None = None,
     progress: bool = True,
     on_result: Callable[[TrialResult], None] | None = None,
-    force: bool = False,
 ) -> xr.Dataset:
     """Run a sweep and return its results Dataset (also saved as ``OUT/results.nc``).
 
@@ -133,14 +113,19 @@ def run(
         subdirectory of it and removes only that.  Default: ``out``.
     yes
         Allow grids of more than 10,000 points.
-    progress
-        Show a progress bar.
-    on_result
-        Called with each finished trial (for notebooks and tests).
     force
         Run even when the largest trial needs more room than the scratch file
         system has (see :mod:`iotune.runner.preflight`); the paths are checked
         regardless.
+    executor, workers, scheduler, per_host
+        Override the spec's ``execution`` section (``"serial"`` or ``"dask"``;
+        a LocalCluster's workers, a running scheduler's address, storage trials
+        at once per host).  Workers, a scheduler or ``per_host`` without an
+        executor mean dask.  None keeps the spec's.
+    progress
+        Show a progress bar.
+    on_result
+        Called with each finished trial (for notebooks and tests).
 
     Raises
     ------
@@ -148,50 +133,41 @@ def run(
         Before anything is created: ``out`` is a file or cannot be written,
         ``scratch`` is not a writable directory, or scratch lacks room.
     """
-    if resume and overwrite:
-        raise UsageError("--resume and --overwrite contradict each other; choose one")
-    sweep = spec if isinstance(spec, Sweep) else load_spec(spec)
+    options = {"executor": executor, "workers": workers, "scheduler": scheduler}
+    sweep = with_overrides(spec, execution_overrides(**options, per_host=per_host))
     plan = make_plan(sweep, yes=yes)
     out = Path(out) if out is not None else Path("results") / sweep.name
-    preflight.check(plan, out=out, scratch=Path(scratch) if scratch else None, force=force)
-    out.mkdir(parents=True, exist_ok=True)
-    with stop_on_signals(), DirectoryLock(out):
-        journal = _start_journal(out, sweep, resume=resume, overwrite=overwrite)
-        root = make_scratch_root(scratch, out)
-        prov = provenance.collect(root)
-        try:
-            _execute(plan, journal, root, progress, on_result)
-        finally:
-            # after _execute: the processes that wrote here are gone, their files closed
-            shutil.rmtree(root, ignore_errors=True)
-            from iotune.results.limit import attach_limit
-            from iotune.runner.calibrate import load_limit  # the device limit, if calibrated
-
-            results = to_dataset(plan, collect(journal), probes=journal.probes, provenance=prov)
-            ds = attach_limit(results, load_limit(root))
-            save(ds, out / RESULTS_NAME)
-    return ds
+    session = Session(
+        sweep,
+        out=out,
+        trials=plan.trials,
+        resume=resume,
+        overwrite=overwrite,
+        scratch=scratch,
+        force=force,
+    )
+    with session:
+        journal = session.journal
+        session.results_from(
+            lambda: to_dataset(
+                plan, collect(journal), probes=journal.probes, provenance=session.provenance
+            )
+        )
+        _execute(plan, session, progress, on_result)
+    assert session.dataset is not None
+    return session.dataset
 
 
 def _execute(
     plan: Plan,
-    journal: Journal,
-    root: Path,
+    session: Session,
     progress: bool,
     on_result: Callable[[TrialResult], None] | None,
 ) -> None:
-    sweep = plan.sweep
-
-    def make_task(trial: Trial) -> TrialTask:
-        return TrialTask(
-            trial, sweep.workload, sweep.read, sweep.measure, str(root), sweep.execution.launcher
-        )
-
-    schedule = Schedule(plan, journal, make_task)
-    executor = make_executor(sweep.execution)
-    print(f"iotune: {executor.describe()}", file=sys.stderr)
-    bar = _progress(schedule.expected + schedule.probes, schedule.started(), progress)
-    try:
+    schedule = Schedule(plan, session.journal, session.task)
+    with session.executor() as executor:
+        total = schedule.expected + schedule.probes
+        bar = session.progress(total, schedule.started(), unit="task", enabled=progress)
         for batch in schedule.batches():
             work = {w.task.trial.id: w for w in batch}
             for result in executor.map([w.task for w in batch]):
@@ -203,11 +179,6 @@ def _execute(
                         bar.write(f"trial {work[result.id].trial_id} failed: {result.error}")
                 if complete is not None and on_result is not None:
                     on_result(complete)
-    except BaseException:  # interrupted (or failing): stop what still runs, now
-        executor.abort()
-        raise
-    else:
-        executor.close()
 
 
 def save_plots(results: str | Path | xr.Dataset, outdir: str | Path | None = None) -> list[Path]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.errors import Interrupted, IotuneError, UsageError
+from iotune.logs import configure
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -294,6 +295,7 @@ _COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``iotune`` console script; returns the exit code."""
     args = _parser().parse_args(argv)
+    configure(0)  # iotune's log records and warnings as "iotune: ..." lines on stderr
     try:
         return _COMMANDS[args.command](args)
     except UsageError as err:

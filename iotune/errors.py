@@ -105,3 +105,15 @@ def one_line(err: BaseException) -> str:
     where = f" (at {Path(frame.filename).name}:{frame.lineno})" if frame else ""
     text = " ".join(str(err).split()) or type(err).__name__
     return f"{type(err).__name__}: {text}{where}"
+
+
+class IotuneWarning(UserWarning):
+    """Base class of the warnings iotune gives; filter them with :mod:`warnings`.
+
+    For example ``warnings.simplefilter("ignore", iotune.StripingWarning)`` in
+    a notebook; the CLI shows them as ``iotune: warning: ...`` lines.
+    """
+
+
+class StripingWarning(IotuneWarning):
+    """Lustre striping was asked for, but the scratch file system is not Lustre."""

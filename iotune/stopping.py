@@ -12,9 +12,9 @@ removes the scratch they leave.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,11 +22,12 @@ from types import FrameType
 
 from iotune.errors import Interrupted
 
+logger = logging.getLogger(__name__)
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _at_once(signum: int, frame: FrameType | None) -> None:
-    print(f"iotune: {signal.Signals(signum).name} again: stopping at once", file=sys.stderr)
+    logger.warning("%s again: stopping at once", signal.Signals(signum).name)
     os._exit(128 + signum)
 
 

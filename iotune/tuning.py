@@ -1,43 +1,40 @@
 """``iotune tune``: an adaptive search measured by the executors, or replayed from a grid.
 
 :func:`iotune.api.tune` is the entry point; this module wires the search
-(:mod:`iotune.search`) to the same machinery as a grid: the output lock, the
-journal (append + fsync per trial, ``--resume``), the scratch directory, the
-executors and signal handling, plus the search's own log of asked trials.
+(:mod:`iotune.search`) to the same machinery as a grid, a
+:class:`~iotune.session.Session` (checks, output lock, journal, scratch,
+executor, signals, device limit, results), plus the search's own log of asked
+trials.
 """
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from iotune.console import search_text  # noqa: F401 - iotune.api's, with tune
 from iotune.errors import UsageError
-from iotune.executors import make_executor
 from iotune.model.records import Trial, TrialResult, TrialTask
 from iotune.model.spec import SearchSpec, Sweep
 from iotune.results.dataset import RESULTS_NAME, open_results, save
 from iotune.results.objective import parse_objective
-from iotune.runner import preflight, provenance
-from iotune.runner.journal import DirectoryLock, Journal
-from iotune.runner.plan import Plan
-from iotune.runner.scratch import make_scratch_root
+from iotune.runner.journal import Journal
+from iotune.runner.plan import MAX_TRIALS, grid_size
 from iotune.search.log import SEARCH_LOG, SearchLog
 from iotune.search.loop import Search
 from iotune.search.replay import ReplayMeasurer
 from iotune.search.results import search_dataset
+from iotune.search.space import ESTIMATE_SAMPLES, Resolved, Space
 from iotune.search.state import Goal
-from iotune.spec.overrides import _apply_override, load_with_overrides
+from iotune.session import Session, with_overrides
+from iotune.spec.overrides import _apply_override, execution_overrides
 from iotune.spec.parse import load_spec_text
-from iotune.stopping import stop_on_signals
 
 if TYPE_CHECKING:
     import xarray as xr
-
-JOURNAL_NAME = "journal.jsonl"
 
 
 def search_overrides(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,15 +44,9 @@ def search_overrides(options: Mapping[str, Any]) -> dict[str, Any]:
 
 def load_search_spec(spec: str | Path | Sweep, overrides: Mapping[str, Any]) -> Sweep:
     """The spec with its ``search`` section (``strategy: auto`` when it has none)."""
-    if isinstance(spec, Sweep):
-        if overrides:
-            raise UsageError("search options with a loaded Sweep: put them in its spec")
-        if spec.search is None:
-            raise UsageError(f"sweep {spec.name!r} has no search section to tune with")
-        return spec
-    sweep = load_with_overrides(spec, overrides)
+    sweep = with_overrides(spec, overrides)
     if sweep.search is None:  # no section: a search with every default
-        sweep = load_with_overrides(spec, {"search.strategy": "auto", **overrides})
+        sweep = with_overrides(spec, {"search.strategy": "auto", **overrides})
     return sweep
 
 
@@ -91,6 +82,8 @@ def goal_of(sweep: Sweep, search: SearchSpec) -> Goal:
 
 
 def task_maker(sweep: Sweep, scratch: str) -> Callable[[Trial], TrialTask]:
+    """Tasks for a replayed search (no scratch: nothing is written)."""
+
     def make(trial: Trial) -> TrialTask:
         return TrialTask(
             trial, sweep.workload, sweep.read, sweep.measure, scratch, sweep.execution.launcher
@@ -141,59 +134,73 @@ class ExecutorMeasurer:
             yield result
 
 
+def search_trials(space: Space) -> tuple[Trial, ...]:
+    """The trials a search of ``space`` may ask for, for the room check on scratch.
+
+    Every trial of a space of up to 10,000 points; in a larger one, those of its
+    extremes (each backend with every numeric parameter, such as ``concurrency``
+    or ``nprocs``, at its largest) and of a fixed sample of points.
+    """
+    if space.size <= 10_000:
+        points = list(space.iterate())
+    else:
+        rng = np.random.default_rng(0)
+        points = [space.random_point(rng) for _ in range(ESTIMATE_SAMPLES)]
+        backends = next((d.labels for d in space.dims if d.name == "backend"), (None,))
+        for backend in backends:
+            top = {d.name: max(d.labels) if d.ordered else d.labels[0] for d in space.dims}
+            points.append(top if backend is None else top | {"backend": backend})
+    found = (space.resolve(p) for p in points)
+    return tuple({r.trial.id: r.trial for r in found if isinstance(r, Resolved)}.values())
+
+
 def run_search(
     sweep: Sweep,
     *,
     out: Path,
     resume: bool,
     overwrite: bool,
-    scratch: Path | None,
+    scratch: str | Path | None,
+    force: bool,
     progress: bool,
     on_result: Callable[[TrialResult], None] | None,
 ) -> xr.Dataset:
     """Measure the search of ``sweep`` for real; results in ``out`` (journal, log, results)."""
     assert sweep.search is not None
-    if resume and overwrite:
-        raise UsageError("--resume and --overwrite contradict each other; choose one")
-    empty = Plan(sweep, (), {}, (), ())
-    preflight.check(empty, out=out, scratch=scratch, force=True)  # paths; room is per trial
-    out.mkdir(parents=True, exist_ok=True)
-    with stop_on_signals(), DirectoryLock(out):
-        if overwrite:
-            for name in (JOURNAL_NAME, RESULTS_NAME, SEARCH_LOG):
-                (out / name).unlink(missing_ok=True)
-        digest = sweep.digest()
-        journal = Journal(out / JOURNAL_NAME, digest=digest, name=sweep.name, resume=resume)
-        log = SearchLog(out / SEARCH_LOG, digest=digest, resume=resume)
-        root = make_scratch_root(str(scratch) if scratch else None, out)
-        prov = provenance.collect(root)
-        executor = make_executor(sweep.execution)
-        print(f"iotune: {executor.describe()}", file=sys.stderr)
-        measurer = ExecutorMeasurer(executor, journal, None, on_result)
-        search = Search(
-            sweep,
-            goal=goal_of(sweep, sweep.search),
-            measurer=measurer,
-            task=task_maker(sweep, str(root)),
-            parallel=_parallel(sweep),
-            log=log.append,
-            earlier=(log.records, journal.done),
-        )
-        measurer.bar = _progress(search.out.budget, len(journal.done), progress)
-        try:
+    session = Session(
+        sweep,
+        out=out,
+        trials=() if force else search_trials(Space(sweep)),
+        resume=resume,
+        overwrite=overwrite,
+        scratch=scratch,
+        force=force,
+        discard=(SEARCH_LOG,),
+    )
+    with session:
+        journal = session.journal
+        log = SearchLog(out / SEARCH_LOG, digest=sweep.digest(), resume=resume)
+        with session.executor() as executor:
+            measurer = ExecutorMeasurer(executor, journal, None, on_result)
+            search = Search(
+                sweep,
+                goal=goal_of(sweep, sweep.search),
+                measurer=measurer,
+                task=session.task,
+                parallel=_parallel(sweep),
+                log=log.append,
+                earlier=(log.records, journal.done),
+            )
+            session.results_from(
+                lambda: search_dataset(sweep, search.out, provenance=session.provenance)
+            )
+            bar = session.progress(
+                search.out.budget, len(journal.done), unit="trial", enabled=progress
+            )
+            measurer.bar = bar
             search.run()
-        except BaseException:  # interrupted (or failing): stop what still runs, now
-            executor.abort()
-            raise
-        else:
-            executor.close()
-        finally:
-            if measurer.bar is not None:
-                measurer.bar.close()
-            shutil.rmtree(root, ignore_errors=True)
-            ds = search_dataset(sweep, search.out, provenance=prov)
-            save(ds, out / RESULTS_NAME)
-    return ds
+    assert session.dataset is not None
+    return session.dataset
 
 
 def _parallel(sweep: Sweep) -> int:
@@ -202,14 +209,6 @@ def _parallel(sweep: Sweep) -> int:
         return sweep.search.parallel
     execution = sweep.execution
     return 1 if execution.executor == "serial" else execution.workers or 2
-
-
-def _progress(total: int, initial: int, enabled: bool) -> Any:
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, initial=initial, unit="trial", file=sys.stderr, dynamic_ncols=True)
 
 
 def open_grid(path: str | Path) -> xr.Dataset:
@@ -228,12 +227,20 @@ def tune(
     strategy: str | None = None,
     budget: int | str | None = None,
     objective: str | None = None,
+    weights: str | None = None,
     max_size: str | None = None,
+    max_ratio_loss: str | float | None = None,
     seed: int | None = None,
     parallel: int | None = None,
     resume: bool = False,
     overwrite: bool = False,
     scratch: str | Path | None = None,
+    yes: bool = False,
+    force: bool = False,
+    executor: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    per_host: int | None = None,
     progress: bool = True,
     on_result: Callable[[TrialResult], None] | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -244,31 +251,46 @@ def tune(
     ----------
     spec
         A spec file (its ``search`` section; ``strategy: auto`` without one) or a
-        loaded Sweep with a search section.  With ``replay``: default the grid's own spec.
+        loaded Sweep.  With ``replay``: default the grid's own spec.
     out
         Output directory; default ``results/<name>-tune``.  A replay writes only
         ``results.nc`` there, and nothing when ``out`` is None.
     replay
         A recorded grid (results file or Dataset): trials are answered from its
         repeats instead of the file system (see :mod:`iotune.search.replay`).
-    strategy, budget, objective, max_size, seed, parallel
-        Override the ``search`` section (``budget``: trials or ``"25%"``;
-        ``objective``: ``read:timeseries`` or ``write=1,read:spatial=2``).
-    resume, overwrite, scratch, progress, on_result
-        As for :func:`run`; a resumed search measures no trial twice.
+    strategy, budget, seed, parallel
+        Override the ``search`` section (``budget``: trials or ``"25%"``).
+    objective, weights, max_size, max_ratio_loss
+        The objective, as :func:`iotune.recommend` takes it: one metric
+        (``read:timeseries``) or ``weights`` (``write=1,read:spatial=2``), not
+        both; the largest stored size and the share of the best compression
+        ratio one may give up.  They override the ``search`` section.
+    resume, overwrite, scratch, force, progress, on_result
+        As for :func:`iotune.api.run`; a resumed search measures no trial twice.
+        The room check counts every trial the search may ask for.
+    yes
+        Allow ``strategy: grid`` (every point, in order) over more than 10,000 points.
+    executor, workers, scheduler, per_host
+        Override the ``execution`` section, as for :func:`iotune.api.run`.
     overrides
-        Further dotted overrides of the spec (``{"execution.workers": 2}``).
+        Further dotted overrides of the spec (``{"execution.launcher": ...}``).
 
     Raises
     ------
     SpecError
         A bad search setting (the message names the field, e.g. ``search.budget``).
     UsageError
-        Before anything is measured: bad paths, or options that contradict.
+        Before anything is measured: bad paths, too little room on scratch, or
+        options that contradict.
     """
-    options = {"strategy": strategy, "budget": budget, "objective": objective}
-    options |= {"max_size": max_size, "seed": seed, "parallel": parallel}
-    overrides = {**(overrides or {}), **search_overrides(options)}
+    if objective is not None and weights is not None:
+        raise UsageError("--objective and --weights: give one, not both")
+    options = {"strategy": strategy, "budget": budget, "objective": objective or weights}
+    options |= {"max_size": max_size, "max_ratio_loss": max_ratio_loss}
+    options |= {"seed": seed, "parallel": parallel}
+    given = {"executor": executor, "workers": workers, "scheduler": scheduler}
+    execution = execution_overrides(**given, per_host=per_host)
+    overrides = {**(overrides or {}), **execution, **search_overrides(options)}
     if replay is not None:
         grid = replay if not isinstance(replay, str | Path) else open_grid(replay)
         name = str(replay) if isinstance(replay, str | Path) else "grid"
@@ -284,13 +306,21 @@ def tune(
     if spec is None:
         raise UsageError("give a spec to tune, or --replay GRID.nc")
     sweep = load_search_spec(spec, overrides)
+    assert sweep.search is not None
+    size = grid_size(sweep)
+    if sweep.search.strategy == "grid" and size > MAX_TRIALS and not yes:
+        raise UsageError(
+            f"search.strategy: grid walks all {size:,} points (more than {MAX_TRIALS:,}); "
+            "choose another strategy, shrink the parameter lists or pass --yes"
+        )
     target = Path(out) if out is not None else Path("results") / f"{sweep.name}-tune"
     return run_search(
         sweep,
         out=target,
         resume=resume,
         overwrite=overwrite,
-        scratch=Path(scratch) if scratch else None,
+        scratch=scratch,
+        force=force,
         progress=progress,
         on_result=on_result,
     )

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "iotune"
 
 #: bottom to top; a module belongs to the layer of its longest matching prefix
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("core", ("iotune.errors", "iotune.units", "iotune.processes")),
+    ("core", ("iotune.errors", "iotune.units", "iotune.processes", "iotune.logs")),
     ("vocabulary", ("iotune.codecs", "iotune.model")),
     ("primitives", ("iotune.measuring", "iotune.mpi")),
     ("backends", ("iotune.backends",)),
@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("search", ("iotune.search",)),
     ("analysis", ("iotune.analysis",)),
     ("views", ("iotune.plot", "iotune.widgets", "iotune.notebook")),
-    ("api", ("iotune.api", "iotune.console", "iotune.stopping", "iotune.tuning")),
+    ("api", ("iotune.api", "iotune.console", "iotune.session", "iotune.stopping", "iotune.tuning")),
     ("entry", ("iotune.cli", "iotune.__main__", "iotune")),
 ]
 MAX_LINES = 400

@@ -63,5 +63,8 @@ def prepare_worker(backend: str) -> None:
     for key, value in WORKER_ENVIRON.items():
         os.environ.setdefault(key, value)  # a user's explicit choice wins
     from iotune.backends import get_backend
+    from iotune.logs import configure
+
+    configure(0)  # a trial's warnings (striping not applied) as the CLI's "iotune: ..." lines
 
     get_backend(backend).prepare_process()

@@ -18,11 +18,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
-from iotune.errors import LustreError
+from iotune.errors import LustreError, StripingWarning
 
 LUSTRE_MAGIC = 0x0BD00BD0
 #: statfs(2) f_type values of file systems HPC scratch space lives on
@@ -157,4 +157,4 @@ def note_not_applied(fs: str) -> None:
     """Say once per process (so once per sweep and worker) that striping was not applied."""
     if fs not in _warned:
         _warned.add(fs)
-        print(f"iotune: warning: {not_applied_note(fs)}", file=sys.stderr)
+        warnings.warn(not_applied_note(fs), StripingWarning, stacklevel=3)

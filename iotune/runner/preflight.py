@@ -32,7 +32,7 @@ from iotune.backends import get_backend
 from iotune.backends.base import LaunchedBackend
 from iotune.errors import UsageError
 from iotune.model.records import Trial
-from iotune.model.spec import ExecutionSpec, Workload
+from iotune.model.spec import ExecutionSpec, Sweep, Workload
 from iotune.runner.plan import Plan
 from iotune.runner.provenance import mount_of
 from iotune.runner.scratch import reclaimable
@@ -55,6 +55,18 @@ def check(plan: Plan, *, out: Path, scratch: Path | None, force: bool = False) -
         is not a writable directory, or the largest trial (``per_host`` of
         them with dask) needs more room than scratch has and ``force`` is false.
     """
+    check_trials(plan.sweep, plan.trials, out=out, scratch=scratch, force=force)
+
+
+def check_trials(
+    sweep: Sweep,
+    trials: tuple[Trial, ...],
+    *,
+    out: Path,
+    scratch: Path | None,
+    force: bool = False,
+) -> None:
+    """:func:`check` for ``trials`` of ``sweep`` (a grid's, or those a search may run)."""
     out_anchor = writable_anchor("-o", out)
     if scratch is None:
         parent, anchor = out, out_anchor
@@ -63,7 +75,7 @@ def check(plan: Plan, *, out: Path, scratch: Path | None, force: bool = False) -
             raise UsageError(f"--scratch {scratch}: not an existing directory")
         parent = anchor = writable_anchor("--scratch", scratch)
     if not force:
-        check_room(plan, parent, anchor)
+        check_room(sweep, trials, parent, anchor)
 
 
 def writable_anchor(option: str, path: Path) -> Path:
@@ -127,14 +139,13 @@ def reserve(fs_bytes: int) -> int:
     return min(RESERVE, int(fs_bytes * RESERVE_FRACTION))
 
 
-def check_room(plan: Plan, parent: Path, anchor: Path) -> None:
-    """Refuse when the largest trial(s) would not fit on the file system of ``anchor``.
+def check_room(sweep: Sweep, trials: tuple[Trial, ...], parent: Path, anchor: Path) -> None:
+    """Refuse when the largest of ``trials`` would not fit on the file system of ``anchor``.
 
     ``parent`` is where the run's scratch directory will be (it may not exist
     yet); the scratch left there by killed runs counts as free.
     """
-    sweep = plan.sweep
-    wanted = need(plan.trials, sweep.workload, sweep.execution)
+    wanted = need(trials, sweep.workload, sweep.execution)
     if not wanted.nbytes:
         return
     fs = os.statvfs(anchor)

@@ -8,10 +8,10 @@ whose process is gone, and says so, one line per directory.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import shutil
 import socket
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +21,7 @@ from iotune.errors import UsageError
 from iotune.runner.journal import DirectoryLock
 from iotune.units import format_size
 
+logger = logging.getLogger(__name__)
 SCRATCH_PREFIX = "iotune-scratch-"
 OWNER_FILE = ".iotune-owner"
 
@@ -52,7 +53,8 @@ class Leftover:
 
 
 def _say(line: str) -> None:
-    print(f"iotune: {line}", file=sys.stderr, flush=True)
+    # a warning, not information: iotune deleted something the user may look for
+    logger.warning("%s", line)
 
 
 def make_scratch_root(
@@ -61,8 +63,8 @@ def make_scratch_root(
     """A fresh directory of iotune's own, inside the one the user named (or ``out``).
 
     Directories left by runs on this host that were killed are removed first,
-    each with a line passed to ``say`` (default: stderr); iotune only ever
-    deletes directories that carry its owner mark.
+    each with a line passed to ``say`` (default: a warning of this module's
+    logger); iotune only ever deletes directories that carry its owner mark.
     """
     parent = Path(scratch) if scratch is not None else out
     if not parent.is_dir():

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from iotune.logs import quiet
 from iotune.results.objective import parse_objective
 
 if TYPE_CHECKING:
@@ -84,9 +85,9 @@ def _ped_anova(scored: list[tuple[Mapping[str, Any], float]], params: list[str])
     import optuna
     from optuna.distributions import CategoricalDistribution
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     dists = {p: CategoricalDistribution(sorted({str(r[p]) for r, _s in scored})) for p in params}
-    study = optuna.create_study(direction="maximize")
+    with quiet("optuna"):  # "A new study created in memory"
+        study = optuna.create_study(direction="maximize")
     study.add_trials(
         [
             optuna.trial.create_trial(
@@ -95,7 +96,7 @@ def _ped_anova(scored: list[tuple[Mapping[str, Any], float]], params: list[str])
             for r, score in scored
         ]
     )
-    with warnings.catch_warnings():  # PED-ANOVA is "experimental" in optuna 5
+    with quiet("optuna"), warnings.catch_warnings():  # PED-ANOVA is "experimental" in optuna 5
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         found = optuna.importance.get_param_importances(
             study, evaluator=optuna.importance.PedAnovaImportanceEvaluator()

@@ -40,6 +40,7 @@ import warnings
 from typing import Any
 
 from iotune.errors import UsageError
+from iotune.logs import quiet
 from iotune.search.space import Space
 
 
@@ -105,14 +106,14 @@ class Proposer:
     def __init__(self, strategy: str, *, seed: int, budget: int, space: Space) -> None:
         import optuna
 
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.space = space
         self.strategy = strategy
         self.dists = distributions(space)
         self.study = None
         if strategy != "grid":
             sampler = make_sampler(strategy, seed=seed, budget=budget, space=space)
-            self.study = optuna.create_study(direction="maximize", sampler=sampler)
+            with quiet("optuna"):  # "A new study created", "Trial 3 finished ..."
+                self.study = optuna.create_study(direction="maximize", sampler=sampler)
         self._grid = space.iterate() if strategy == "grid" else None
 
     def ask(self, skip: set[str]) -> tuple[Any, Any] | None:
@@ -129,14 +130,15 @@ class Proposer:
                 if not isinstance(found, str) and found.trial.id not in skip:
                     return found, None
             return None
-        for _ in range(self.MAX_ASKS):
-            trial = self.study.ask(self.dists)
-            coords = {d.name: d.label_of(trial.params[d.name]) for d in self.space.dims}
-            found = self.space.resolve(coords)
-            if isinstance(found, str) or found.trial.id in skip:
-                self.study.tell(trial, state=TrialState.FAIL)
-                continue
-            return found, trial
+        with quiet("optuna"):
+            for _ in range(self.MAX_ASKS):
+                trial = self.study.ask(self.dists)
+                coords = {d.name: d.label_of(trial.params[d.name]) for d in self.space.dims}
+                found = self.space.resolve(coords)
+                if isinstance(found, str) or found.trial.id in skip:
+                    self.study.tell(trial, state=TrialState.FAIL)
+                    continue
+                return found, trial
         return None
 
     def tell(self, trial: Any, value: float, *, over_size: float = 0.0) -> None:
@@ -146,10 +148,11 @@ class Proposer:
         if trial is None:
             return
         trial.set_constraint("max_size", over_size)  # > 0: larger than allowed
-        if value != value:  # NaN
-            self.study.tell(trial, state=TrialState.FAIL)
-        else:
-            self.study.tell(trial, value)
+        with quiet("optuna"):
+            if value != value:  # NaN
+                self.study.tell(trial, state=TrialState.FAIL)
+            else:
+                self.study.tell(trial, value)
 
     def add(self, coords: dict[str, Any], value: float, *, over_size: float = 0.0) -> None:
         """A point measured outside the sampler's asks (drawn, or from a resumed journal)."""
@@ -158,11 +161,11 @@ class Proposer:
         if self.study is None or value != value:
             return
         params = {d.name: d.choice_of(coords[d.name]) for d in self.space.dims}
-        self.study.add_trial(
-            optuna.trial.create_trial(
-                params=params,
-                distributions=self.dists,
-                value=value,
-                constraints={"max_size": over_size},
-            )
+        made = optuna.trial.create_trial(
+            params=params,
+            distributions=self.dists,
+            value=value,
+            constraints={"max_size": over_size},
         )
+        with quiet("optuna"):
+            self.study.add_trial(made)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -34,7 +35,6 @@ def test_serial_and_dask_give_the_same_coordinates(make_spec, tmp_path):
     dask = iotune("run", spec, "-o", tmp_path / "d", "--workers", "2", "--no-progress")
     assert serial.returncode == 0, serial.stderr
     assert dask.returncode == 0, dask.stderr
-    assert "dashboard http" in dask.stderr
     a, b = xr.open_dataset(tmp_path / "s/results.nc"), xr.open_dataset(tmp_path / "d/results.nc")
     assert dict(a.sizes) == dict(b.sizes)
     for name in a.coords:
@@ -42,6 +42,18 @@ def test_serial_and_dask_give_the_same_coordinates(make_spec, tmp_path):
     assert set(b["status"].values.ravel()) == {"ok"}
     assert b.attrs["executor"] == "dask" and b.attrs["contended"] == "false"
     assert float(b["resident_fraction"].max()) <= 0.05
+
+
+def test_where_trials_run_is_logged_as_information(make_spec, tmp_path, caplog):
+    """The dashboard line: shown with ``-v`` (INFO), not among the CLI's default warnings."""
+    import iotune
+
+    caplog.set_level(logging.INFO, logger="iotune")
+    spec = make_spec(SPEC | {"measure": {"repeats": 1}, "read": {"patterns": ["full"]}})
+    iotune.run(spec, out=tmp_path / "d", workers=2, progress=False)
+    (said,) = [r for r in caplog.records if "dashboard http" in r.getMessage()]
+    assert said.levelno == logging.INFO and said.name == "iotune.session"
+    assert said.getMessage().startswith("dask: 2 workers, at most 1 storage trial(s) per host")
 
 
 def test_per_host_above_one_is_recorded_as_contended(make_spec, tmp_path):

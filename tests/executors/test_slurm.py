@@ -64,7 +64,7 @@ def test_serial_localcluster_and_slurm_give_the_same_results(
 
     for name, proc in runs.items():
         assert proc.returncode == 0, f"{name}:\n{proc.stderr}\n{local_slurm.logs()}"
-    assert "dashboard http" in runs["slurm"].stderr
+    # where trials run (the dashboard line) is information now: tests/executors/test_dask_.py
     results = {name: xr.open_dataset(tmp_path / name / "results.nc") for name in runs}
     serial = results["serial"]
     assert serial.sizes["backend"] == 2

@@ -1,0 +1,221 @@
+"""One measured run's surroundings, the same for a grid (``iotune run``) and a search (``tune``).
+
+A :class:`Session` owns what lies around the trials: the checks before
+anything is created (paths, room on scratch), the output directory and its
+lock, signal handling (:mod:`iotune.stopping`), the journal, the scratch
+directory (removed at the end), provenance, the calibrated device limit, the
+executor (started, described, stopped at once when interrupted) and the saved
+``results.nc``.  What to run and how to turn the journal into results is the
+caller's: :func:`iotune.api.run` walks a plan, :mod:`iotune.tuning` a search.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from iotune.errors import UsageError
+from iotune.executors import make_executor
+from iotune.logs import quiet
+from iotune.model.records import Trial, TrialTask
+from iotune.model.spec import Sweep
+from iotune.results.dataset import RESULTS_NAME, save
+from iotune.results.limit import attach_limit
+from iotune.runner import preflight, provenance
+from iotune.runner.calibrate import load_limit
+from iotune.runner.journal import DirectoryLock, Journal
+from iotune.runner.scratch import make_scratch_root
+from iotune.spec.overrides import _apply_override, load_with_overrides
+from iotune.spec.parse import load_spec_text
+from iotune.stopping import stop_on_signals
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from iotune.executors.base import Executor
+
+logger = logging.getLogger(__name__)
+JOURNAL_NAME = "journal.jsonl"
+
+
+def with_overrides(spec: str | Path | Sweep, overrides: Mapping[str, Any]) -> Sweep:
+    """A spec file, or a loaded Sweep, with dotted ``overrides`` applied and validated.
+
+    Raises
+    ------
+    SpecError
+        A bad value; the message names the field.
+    UsageError
+        Overrides for a Sweep built without its spec text.
+    """
+    if not isinstance(spec, Sweep):
+        return load_with_overrides(spec, overrides)
+    if not overrides:
+        return spec
+    if not spec.text:
+        keys = ", ".join(overrides)
+        raise UsageError(f"{keys}: sweep {spec.name!r} has no spec text to change; edit its spec")
+    import yaml
+
+    data = yaml.safe_load(spec.text) or {}
+    for key, value in overrides.items():
+        _apply_override(data, key, value, source=spec.name)
+    shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
+    text = f"# {spec.name} with overrides: {shown}\n" + yaml.safe_dump(data, sort_keys=False)
+    return load_spec_text(text, source=spec.name)
+
+
+class Session:
+    """The output directory, journal, scratch, executor and results of one measured run.
+
+    Used as a context manager: entering checks the paths and the room on
+    scratch before anything is created, then takes the directory's lock,
+    catches signals and makes the scratch directory; leaving removes the
+    scratch and, once :meth:`results_from` named how, saves ``OUT/results.nc``
+    with the device limit attached, also after an interruption.
+
+    Parameters
+    ----------
+    sweep
+        The sweep measured.
+    out
+        Output directory (created if missing).
+    trials
+        The trials whose room on scratch is checked: a grid's, or every trial a
+        search may ask for.
+    resume
+        Keep the finished trials of the journal in ``out``.
+    overwrite
+        Discard the journal, results and ``discard`` files of an earlier run in
+        ``out`` (nothing else of the directory).
+    scratch
+        Directory to measure in (a fresh subdirectory of it); default ``out``.
+    force
+        Skip the room check (the paths are checked regardless).
+    discard
+        Further file names in ``out`` that belong to a run (``search.jsonl``).
+
+    Raises
+    ------
+    UsageError
+        ``resume`` and ``overwrite`` together; or, on entering and before
+        anything is created, bad paths or too little room.
+    LockError
+        Another run holds ``out``.
+    """
+
+    def __init__(
+        self,
+        sweep: Sweep,
+        *,
+        out: str | Path,
+        trials: tuple[Trial, ...],
+        resume: bool = False,
+        overwrite: bool = False,
+        scratch: str | Path | None = None,
+        force: bool = False,
+        discard: Sequence[str] = (),
+    ) -> None:
+        if resume and overwrite:
+            raise UsageError("--resume and --overwrite contradict each other; choose one")
+        self.sweep, self.out, self.trials = sweep, Path(out), trials
+        self.resume, self.overwrite, self.force = resume, overwrite, force
+        self.scratch = Path(scratch) if scratch else None
+        self.discard = (JOURNAL_NAME, RESULTS_NAME, *discard)
+        self.journal: Journal
+        self.root: Path
+        self.provenance: dict[str, str] = {}
+        self.limit: dict[str, Any] | None = None
+        self.dataset: xr.Dataset | None = None
+        self._build: Callable[[], xr.Dataset] | None = None
+        self._bars: list[Any] = []
+        self._stack = ExitStack()
+
+    def __enter__(self) -> Session:
+        preflight.check_trials(
+            self.sweep, self.trials, out=self.out, scratch=self.scratch, force=self.force
+        )
+        self.out.mkdir(parents=True, exist_ok=True)
+        with ExitStack() as stack:
+            stack.enter_context(stop_on_signals())
+            stack.enter_context(DirectoryLock(self.out))
+            if self.overwrite:  # only the files a run writes; the rest is the user's
+                for name in self.discard:
+                    (self.out / name).unlink(missing_ok=True)
+            sweep = self.sweep
+            self.journal = Journal(
+                self.out / JOURNAL_NAME, digest=sweep.digest(), name=sweep.name, resume=self.resume
+            )
+            self.root = make_scratch_root(self.scratch, self.out)
+            stack.callback(shutil.rmtree, self.root, ignore_errors=True)
+            self.provenance = provenance.collect(self.root)
+            self.limit = load_limit(self.root)  # the device limit, if calibrated
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        with self._stack:  # then: scratch removed, lock released, signals restored
+            for bar in self._bars:
+                bar.close()
+            # the processes that wrote in scratch are gone (the executor stopped them)
+            shutil.rmtree(self.root, ignore_errors=True)
+            if self._build is not None:
+                self.dataset = attach_limit(self._build(), self.limit)
+                save(self.dataset, self.out / RESULTS_NAME)
+
+    def results_from(self, build: Callable[[], xr.Dataset]) -> None:
+        """How to build the results from what was measured; saved on leaving, come what may."""
+        self._build = build
+
+    def task(self, trial: Trial) -> TrialTask:
+        """The task that measures ``trial`` in this session's scratch."""
+        sweep = self.sweep
+        return TrialTask(
+            trial,
+            sweep.workload,
+            sweep.read,
+            sweep.measure,
+            str(self.root),
+            sweep.execution.launcher,
+        )
+
+    @contextmanager
+    def executor(self) -> Iterator[Executor]:
+        """The sweep's executor, said where it runs; stopped at once when the block fails.
+
+        distributed's own start-up and shut-down chatter is quieted to warnings
+        while the block runs (the describe line says where the trials run).
+        """
+        if self.sweep.execution.executor == "dask":
+            import distributed  # noqa: F401 - its import sets its loggers' levels: quiet after
+        with quiet("distributed"):
+            executor = make_executor(self.sweep.execution)
+            logger.info("%s", executor.describe())
+            try:
+                yield executor
+            except BaseException:  # interrupted (or failing): stop what still runs, now
+                executor.abort()
+                raise
+            else:
+                executor.close()
+
+    def progress(self, total: int, initial: int, *, unit: str, enabled: bool) -> Any:
+        """A progress bar on stderr (closed on leaving), or None when not ``enabled``."""
+        if not enabled:
+            return None
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, initial=initial, unit=unit, file=sys.stderr, dynamic_ncols=True)
+        self._bars.append(bar)
+        return bar
