@@ -211,6 +211,14 @@ def _parallel(sweep: Sweep) -> int:
     return 1 if execution.executor == "serial" else execution.workers or 2
 
 
+def _number(value: str | float | None) -> str | float | None:
+    """``"0.1"`` as the command line gives it, as a number; anything else as given (checked)."""
+    try:
+        return float(value) if isinstance(value, str) else value
+    except ValueError:
+        return value  # the spec's check names search.max_ratio_loss and what is allowed
+
+
 def open_grid(path: str | Path) -> xr.Dataset:
     """A recorded grid to replay (``iotune run`` results)."""
     ds = open_results(path)
@@ -286,7 +294,7 @@ def tune(
     if objective is not None and weights is not None:
         raise UsageError("--objective and --weights: give one, not both")
     options = {"strategy": strategy, "budget": budget, "objective": objective or weights}
-    options |= {"max_size": max_size, "max_ratio_loss": max_ratio_loss}
+    options |= {"max_size": max_size, "max_ratio_loss": _number(max_ratio_loss)}
     options |= {"seed": seed, "parallel": parallel}
     given = {"executor": executor, "workers": workers, "scheduler": scheduler}
     execution = execution_overrides(**given, per_host=per_host)

@@ -14,7 +14,7 @@ import yaml
 
 import iotune
 from iotune import api
-from iotune.errors import UsageError
+from iotune.errors import SpecError, UsageError
 from iotune.runner import calibrate as cal
 from iotune.search.space import Space
 from iotune.session import with_overrides
@@ -77,7 +77,6 @@ def test_the_room_check_covers_a_large_space_by_its_extremes(make_spec) -> None:
     assert 256 in concurrency and len(concurrency) > 3
 
 
-@pytest.mark.slow
 def test_a_search_carries_the_calibrated_device_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_spec
 ) -> None:
@@ -124,9 +123,12 @@ def test_tune_weights_become_the_search_objective() -> None:
     from tests.search.conftest import SMALL_SPACE, _synthetic
 
     grid = _synthetic()(SMALL_SPACE, seed=1, noise=0.2)
-    ds = iotune.tune(replay=grid, weights="write=1,read:timeseries=2", max_ratio_loss=0.5, budget=4)
-    assert ds.attrs["search_objective"] == "write=1,read:timeseries=2"
+    weights = "write=1,read:timeseries=2"
+    ds = iotune.tune(replay=grid, weights=weights, max_ratio_loss="0.5", budget=4)
+    assert ds.attrs["search_objective"] == weights
     assert ds.attrs["search_trials"] == 4
+    with pytest.raises(SpecError, match=r"search.max_ratio_loss: 'lots' is not a fraction in"):
+        iotune.tune(replay=grid, weights=weights, max_ratio_loss="lots", budget=4)
 
 
 def test_execution_options_apply_to_a_loaded_sweep(small_spec) -> None:
