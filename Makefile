@@ -14,7 +14,7 @@ venv: $(STAMP)
 
 $(STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -e '.[dev]'
+	$(PIP) install -e '.[all,dev]'
 	@rm -f $(VENV)/.deps-*
 	@touch $@
 
@@ -38,7 +38,7 @@ $(PHDF5_STAMP):
 	CC=mpicc CFLAGS=-O1 $(PHDF5_PIP) install --no-binary=mpi4py 'mpi4py>=4'
 	CC=mpicc CFLAGS=-O1 HDF5_MPI=ON HDF5_PKGCONFIG_NAME=hdf5-mpich \
 		$(PHDF5_PIP) install --no-build-isolation --no-binary=h5py 'h5py>=3.10'
-	$(PHDF5_PIP) install -e .
+	$(PHDF5_PIP) install -e '.[all]'
 	@# the mpich wheel's mpiexec would shadow the system MPICH this mpi4py uses
 	$(PHDF5_PIP) uninstall -y mpich
 	@$(PHDF5)/bin/python -c "import h5py, sys; sys.exit(not h5py.get_config().mpi)"

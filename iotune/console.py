@@ -81,6 +81,14 @@ def backends_text() -> str:
         "yes: swept and applied; n/a: accepted in multi-format sweeps, recorded as not "
         "applicable; -: not a parameter of this format"
     )
+    from iotune.extras import EXTRAS, installed
+    from iotune.mpi.library import describe_mpi
+
+    lines.append(f"MPI library (mpiio, h5py nprocs > 1): {describe_mpi()}")
+    modules = {"mpi": "mpi4py", "jupyter": "papermill", "search": "optuna"}
+    modules |= {"darshan": "darshan", "jobqueue": "dask_jobqueue"}
+    have = [e for e, m in modules.items() if installed(m)]
+    lines.append(f"extras installed: {', '.join(have) or 'none'} (of {', '.join(EXTRAS)})")
     return "\n".join(lines + why_not)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.errors import IotuneError, UsageError
+from iotune.extras import require
 
 #: the parameter through which a notebook is told where its results go
 OUT_PARAMETER = "out"
@@ -57,6 +58,7 @@ def parse_parameters(pairs: Sequence[Sequence[str]]) -> dict[str, Any]:
 
 def notebook_parameters(notebook: str | Path) -> dict[str, str]:
     """The names and default values (as source text) of a notebook's parameters."""
+    require("papermill", extra="jupyter", feature="notebook parameters")
     import papermill
 
     path = _existing_notebook(notebook)
@@ -104,6 +106,7 @@ def run_notebook(
     IotuneError
         A cell raised; the message names the error and the executed notebook.
     """
+    require("papermill", extra="jupyter", feature="iotune notebook")
     import papermill
     from papermill.exceptions import PapermillExecutionError
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from iotune.console import search_text  # noqa: F401 - iotune.api's, with tune
 from iotune.errors import UsageError
+from iotune.extras import require
 from iotune.model.records import Trial, TrialResult, TrialTask
 from iotune.model.spec import SearchSpec, Sweep
 from iotune.results.dataset import RESULTS_NAME, open_results, save
@@ -293,6 +294,7 @@ def tune(
     """
     if objective is not None and weights is not None:
         raise UsageError("--objective and --weights: give one, not both")
+    require("optuna", extra="search", feature="iotune tune")
     options = {"strategy": strategy, "budget": budget, "objective": objective or weights}
     options |= {"max_size": max_size, "max_ratio_loss": _number(max_ratio_loss)}
     options |= {"seed": seed, "parallel": parallel}

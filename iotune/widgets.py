@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import UsageError
+from iotune.extras import require
 from iotune.results.accessor import label, plain, value_label  # and ds.iotune
 from iotune.results.stats import ALPHA, Separation, separate
 from iotune.units import format_number
@@ -86,6 +87,7 @@ class Explorer:
     """Controls, a figure and a best-N table over one results Dataset (see :func:`explore`)."""
 
     def __init__(self, ds: xr.Dataset, *, metric: str | None = None, top: int = 5) -> None:
+        require("ipywidgets", extra="jupyter", feature="the explorer")
         import ipywidgets as w
 
         self.ds = ds

@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -36,7 +35,6 @@ IDS = [p.stem for p in NOTEBOOKS]
 FORMATS = "ipynb,py:percent"
 #: a notebook run with its own defaults may take this long (they aim for a minute)
 RUN_LIMIT_S = 120
-BINDER_MEMORY = 2 * 2**30
 #: 01-quickstart shrunk to a handful of trials, for tests of the batch machinery
 TINY = {
     "workload.shape": {"time": 8, "y": 32, "x": 32},
@@ -239,96 +237,6 @@ def test_cli_reports_a_failing_cell_in_one_line(tmp_path: Path, capsys) -> None:
     assert "SpecError: missing.yaml: cannot read spec" in err
     assert f"(traceback in {tmp_path / nb.name})" in err
     assert len(err.splitlines()) == 1
-
-
-# --- Binder's memory limit ---------------------------------------------------------
-
-
-def _memory_limit_wrapper(limit: int, cgroup_dir: Path) -> tuple[str, list[str]]:
-    """How to run a command under ``limit`` bytes here: (method, command prefix).
-
-    In order: a systemd scope (``systemd-run --scope -p MemoryMax``), a cgroup v2 of
-    our own (root, with the memory controller already delegated to the mount's root),
-    else ``prlimit --as`` (address space per process; the test then also samples the
-    resident memory of the whole process tree).
-    """
-    probe = ["systemd-run", "--quiet", "--scope", "-p", f"MemoryMax={limit}", "true"]
-    if shutil.which("systemd-run") and subprocess.run(probe, capture_output=True).returncode == 0:
-        return "systemd-run --scope -p MemoryMax", probe[:-1]
-    root = Path("/sys/fs/cgroup")
-    delegated = root / "cgroup.subtree_control"
-    if os.geteuid() == 0 and delegated.exists() and "memory" in delegated.read_text().split():
-        cgroup_dir.mkdir()
-        (cgroup_dir / "memory.max").write_text(str(limit))
-        (cgroup_dir / "memory.swap.max").write_text("0")
-        enter = f'echo $$ > {cgroup_dir}/cgroup.procs && exec "$@"'
-        return f"cgroup v2 {cgroup_dir}", ["sh", "-c", enter, "sh"]
-    if shutil.which("prlimit"):
-        return "prlimit --as (per process) + sampled tree RSS", ["prlimit", f"--as={limit}"]
-    pytest.skip("no way to limit memory here: no systemd-run, cgroup v2 memory or prlimit")
-
-
-def _tree_rss(pid: int) -> int:
-    """Resident bytes of ``pid`` and all its descendants, from /proc."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        todo += children.get(p, [])
-        try:
-            status = Path(f"/proc/{p}/status").read_text()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                total += int(line.split()[1]) * 1024
-    return total
-
-
-@pytest.mark.slow
-def test_quickstart_fits_binder_memory(tmp_path: Path) -> None:
-    cgroup = Path(f"/sys/fs/cgroup/iotune-test-{os.getpid()}")
-    method, prefix = _memory_limit_wrapper(BINDER_MEMORY, cgroup)
-    papermill = [sys.executable, "-m", "papermill", "--no-progress-bar", "--cwd", str(NOTEBOOK_DIR)]
-    command = [
-        *prefix,
-        *papermill,
-        str(NOTEBOOK_DIR / "01-quickstart.ipynb"),
-        str(tmp_path / "01-quickstart.ipynb"),
-        "-p",
-        "out",
-        str(tmp_path / "out"),
-    ]
-    env = {**os.environ, "IOTUNE_SMALL": "1"}
-    peak, start = [0], time.monotonic()
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-    def sample() -> None:
-        while proc.poll() is None:
-            peak[0] = max(peak[0], _tree_rss(proc.pid))
-            time.sleep(0.2)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    try:
-        output, _ = proc.communicate(timeout=180)
-    finally:
-        proc.kill()
-        sampler.join()
-        if cgroup.exists():
-            cgroup.rmdir()
-    elapsed = time.monotonic() - start
-    print(f"memory limit: {method}; {elapsed:.0f} s; peak tree RSS {peak[0] / 2**20:.0f} MiB")
-    assert proc.returncode == 0, f"under {method}:\n{output.decode()[-3000:]}"
-    assert elapsed < 180
-    assert peak[0] < BINDER_MEMORY, f"peak RSS {peak[0] / 2**20:.0f} MiB"
-    _outputs_without_errors(tmp_path / "01-quickstart.ipynb")
 
 
 @pytest.mark.slow

@@ -60,6 +60,8 @@ class Backend(ABC):
 
     name: ClassVar[str]
     library: ClassVar[str]
+    #: the pip extra that installs ``library`` when it is not part of iotune's core
+    extra: ClassVar[str | None] = None
     suffix: ClassVar[str]
     parameters: ClassVar[tuple[str, ...]]
     description: ClassVar[str] = ""

@@ -58,6 +58,7 @@ class MpiioBackend(LaunchedBackend):
 
     name = "mpiio"
     library = "mpi4py"
+    extra = "mpi"
     suffix = ".dat"
     parameters = (
         "nprocs",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.errors import DarshanError
+from iotune.extras import require
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -126,6 +127,7 @@ def open_log(path: str | Path) -> Log:
         Not a Darshan log, truncated, a format version pydarshan cannot read, or a
         file the reader rejects; the message is one line naming the file.
     """
+    require("darshan", extra="darshan", feature="reading a Darshan log")
     path = Path(path)
     if not path.exists():
         raise DarshanError(f"{path}: no such file")

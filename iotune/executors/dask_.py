@@ -22,6 +22,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from iotune.errors import UsageError
 from iotune.executors.base import Executor
 from iotune.executors.environ import WORKER_ENVIRON, adaptive_malloc_thresholds
+from iotune.extras import require
 from iotune.model.records import TrialResult, TrialTask
 from iotune.runner.trial import run_trial_captured
 
@@ -72,12 +73,9 @@ def jobqueue_options(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _jobqueue_cluster(spec: Mapping[str, Any]) -> Any:
-    try:
-        import dask_jobqueue
-    except ImportError as err:
-        raise UsageError(
-            "execution.cluster needs dask-jobqueue: pip install dask-jobqueue"
-        ) from err
+    require("dask_jobqueue", extra="jobqueue", feature="execution.cluster")
+    import dask_jobqueue
+
     kinds = {"slurm": dask_jobqueue.SLURMCluster, "pbs": dask_jobqueue.PBSCluster}
     try:
         cluster = kinds[spec["kind"]](**jobqueue_options(spec))

@@ -31,6 +31,7 @@ from pathlib import Path
 from iotune.backends import get_backend
 from iotune.backends.base import LaunchedBackend
 from iotune.errors import UsageError
+from iotune.extras import require
 from iotune.model.records import Trial
 from iotune.model.spec import ExecutionSpec, Sweep, Workload
 from iotune.runner.plan import Plan
@@ -67,6 +68,7 @@ def check_trials(
     force: bool = False,
 ) -> None:
     """:func:`check` for ``trials`` of ``sweep`` (a grid's, or those a search may run)."""
+    check_libraries(trials)
     out_anchor = writable_anchor("-o", out)
     if scratch is None:
         parent, anchor = out, out_anchor
@@ -76,6 +78,20 @@ def check_trials(
         parent = anchor = writable_anchor("--scratch", scratch)
     if not force:
         check_room(sweep, trials, parent, anchor)
+
+
+def check_libraries(trials: tuple[Trial, ...]) -> None:
+    """Refuse a backend whose library comes from an extra that is not installed.
+
+    Raises
+    ------
+    MissingExtraError
+        One line naming the backend, its library and ``pip install 'iotune[EXTRA]'``.
+    """
+    for name in sorted({t.backend for t in trials}):
+        cls = get_backend(name)
+        if cls.extra is not None:
+            require(cls.library, extra=cls.extra, feature=f"the {name} backend")
 
 
 def writable_anchor(option: str, path: Path) -> Path:

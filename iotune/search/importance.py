@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from iotune.extras import require
 from iotune.logs import quiet
 from iotune.results.objective import parse_objective
 
@@ -82,6 +83,7 @@ def _score(row: Mapping[str, Any], weights: Mapping[str, float]) -> float:
 
 
 def _ped_anova(scored: list[tuple[Mapping[str, Any], float]], params: list[str]) -> dict:
+    require("optuna", extra="search", feature="parameter importance")
     import optuna
     from optuna.distributions import CategoricalDistribution
 

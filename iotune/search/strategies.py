@@ -40,6 +40,7 @@ import warnings
 from typing import Any
 
 from iotune.errors import UsageError
+from iotune.extras import require
 from iotune.logs import quiet
 from iotune.search.space import Space
 
@@ -104,6 +105,7 @@ class Proposer:
     MAX_ASKS = 20
 
     def __init__(self, strategy: str, *, seed: int, budget: int, space: Space) -> None:
+        require("optuna", extra="search", feature="iotune tune (adaptive search)")
         import optuna
 
         self.space = space
