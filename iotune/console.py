@@ -55,7 +55,7 @@ def best_text(ds: xr.Dataset) -> str:
 def backends_text() -> str:
     """Every registered backend: the parameters it takes, parallel support, its library."""
     from iotune.backends import backend_names, get_backend
-    from iotune.spec.parameters import PARAMETERS
+    from iotune.model.parameters import PARAMETERS
 
     classes = [get_backend(name) for name in backend_names()]
     columns = [p for p in PARAMETERS if any(p in c.parameters for c in classes)]

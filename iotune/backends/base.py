@@ -199,7 +199,7 @@ class LaunchedBackend(Backend):
 
         params = task.trial.params
         data = workdir / "data"
-        hints = dict(params.get("hint_values") or {})
+        hints = dict(task.trial.hints)
         stripe, hints = launch.striped_directory(data, params, hints)
         total = self.launched_bytes(params, task.workload)
         first = None

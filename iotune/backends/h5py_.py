@@ -13,6 +13,7 @@ from iotune import codecs
 from iotune.backends._hdf5 import resolve_layout
 from iotune.backends.base import LaunchedBackend, Reader, Selection, SlabBackend, Writer
 from iotune.errors import NotApplicable, VerificationError
+from iotune.model.records import HINT_VALUES
 from iotune.model.spec import Workload
 from iotune.units import chunk_label, parse_chunk_label
 
@@ -168,9 +169,9 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
             raise NotApplicable("compressed parallel HDF5 writes need io: collective")
         effective |= {"nprocs": n, "io": io}
         if "hints" in params:
-            hint_values = dict(params.get("hint_values") or {})
+            hint_values = dict(params.get(HINT_VALUES) or {})
             check_stripe_hints(params, hint_values)
-            effective |= {"hints": params["hints"], "hint_values": hint_values}
+            effective |= {"hints": params["hints"], HINT_VALUES: hint_values}
         effective |= {k: params[k] for k in ("stripe_count", "stripe_size") if k in params}
         return effective, notes
 

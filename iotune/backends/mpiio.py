@@ -27,6 +27,7 @@ from typing import Any
 
 from iotune.backends.base import LaunchedBackend
 from iotune.errors import NotApplicable
+from iotune.model.records import HINT_VALUES
 from iotune.model.spec import Workload
 from iotune.units import format_size
 
@@ -138,10 +139,10 @@ class MpiioBackend(LaunchedBackend):
             "io": io,
             "access": access,
         }
-        hint_values = dict(params.get("hint_values", {}))
+        hint_values = dict(params.get(HINT_VALUES) or {})
         check_stripe_hints(params, hint_values)
         if "hints" in params:
-            effective |= {"hints": params["hints"], "hint_values": hint_values}
+            effective |= {"hints": params["hints"], HINT_VALUES: hint_values}
         extra = ("stripe_count", "stripe_size")
         effective |= {k: params[k] for k in extra if k in params}
         return effective, notes

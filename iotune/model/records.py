@@ -6,15 +6,15 @@ journal stores; they hold no behaviour beyond (de)serialising themselves.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from iotune.model.parameters import show as _show
 from iotune.model.spec import MeasureSpec, ReadSpec, Workload
-from iotune.units import format_size
 
-
-def _show(name: str, value: Any) -> str:
-    return format_size(value) if name.endswith(("_cache", "_size")) else str(value)
+#: the key under which results (``effective``) and trial ids carry a trial's hints
+HINT_VALUES = "hint_values"
 
 
 @dataclass(frozen=True)
@@ -24,10 +24,24 @@ class Trial:
     id: str
     backend: str
     params: dict[str, Any]
+    #: the MPI-IO hints of the hint set ``params["hints"]`` names, ``{key: value}``
+    hints: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_effective(cls, id: str, backend: str, effective: Mapping[str, Any]) -> Trial:
+        """A trial from a backend's effective parameters (its ``hint_values`` as ``hints``)."""
+        params = {k: v for k, v in effective.items() if k != HINT_VALUES}
+        return cls(id, backend, params, dict(effective.get(HINT_VALUES) or {}))
+
+    def effective(self) -> dict[str, Any]:
+        """The parameters with the hints, as results store them and ids hash them."""
+        if "hints" not in self.params:
+            return dict(self.params)
+        return {**self.params, HINT_VALUES: dict(self.hints)}
 
     def label(self) -> str:
         # a hint set shows by its name; its keys and values are in the spec
-        shown = {k: v for k, v in self.params.items() if v is not None and k != "hint_values"}
+        shown = {k: v for k, v in self.params.items() if v is not None}
         return " ".join(f"{k}={_show(k, v)}" for k, v in shown.items())
 
 

@@ -24,7 +24,6 @@ CACHE_MODES = ("cold", "warm")
 #: would pay a launch per repeat, so they run back to back unless asked)
 ORDERS = ("auto", "interleaved", "sequential")
 #: parameters every backend accepts because the trial runner implements them
-GENERIC_PARAMETERS = ("concurrency",)
 TOP_KEYS = (
     "version",
     "name",
@@ -53,9 +52,8 @@ class Parameter:
 
     def labels(self) -> tuple[Any, ...]:
         """Coordinate values as stored in results (chunk shapes become labels)."""
-        if self.name in ("chunks", "shards"):
-            return tuple(chunk_label(v) for v in self.values)
-        return self.values
+        # shapes (chunks, shards) are the only tuple values; results store them as labels
+        return tuple(chunk_label(v) if isinstance(v, tuple) else v for v in self.values)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ import numpy as np
 import xarray as xr
 
 from iotune.errors import ResultsError
-from iotune.results.accessor import BYTE_PARAMS  # and ds.iotune, da.iotune
+from iotune.model import parameters
+from iotune.results import accessor  # noqa: F401 - registers ds.iotune, da.iotune
 from iotune.units import format_size
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def _metric(ds: xr.Dataset, metric: str, pattern: str | None) -> tuple[xr.DataAr
 
 def _value_labels(coord: xr.DataArray) -> list[str]:
     """Labels for coordinate values; byte counts as ``64MiB``."""
-    is_bytes = coord.attrs.get("units") in ("bytes", "B") or coord.name in BYTE_PARAMS
+    is_bytes = coord.attrs.get("units") in ("bytes", "B") or parameters.is_bytes(str(coord.name))
     labels = []
     for v in coord.values.tolist():
         if is_bytes and isinstance(v, int | float) and not isinstance(v, bool):

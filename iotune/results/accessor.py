@@ -26,6 +26,7 @@ import numpy as np
 import xarray as xr
 
 from iotune.errors import RecommendError, ResultsError
+from iotune.model import parameters
 from iotune.results import sparse
 from iotune.results.objective import (
     Candidate,
@@ -35,15 +36,12 @@ from iotune.results.objective import (
     split_metric,
 )
 from iotune.results.stats import ALPHA, nanmedian, spread
-from iotune.units import format_size
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: dimensions that are never swept parameters
 NOT_PARAMS = ("pattern", "repeat", "metric", "point", "trial", "probe")
-#: parameters whose values are byte counts, labelled like ``64MiB``
-BYTE_PARAMS = frozenset({"chunk_cache", "stripe_size", "transfer_size"})
 
 
 def plain(value: Any) -> Any:
@@ -54,10 +52,7 @@ def plain(value: Any) -> Any:
 
 def value_label(dim: str, value: Any) -> str:
     """How a coordinate value is shown: byte sizes as ``64MiB``, others as text."""
-    value = plain(value)
-    if dim in BYTE_PARAMS and isinstance(value, int | float) and not isinstance(value, bool):
-        return format_size(int(value))
-    return str(value)
+    return parameters.show(dim, plain(value))
 
 
 def label(coords: Mapping[str, Any]) -> str:

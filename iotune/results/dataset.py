@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import ResultsError
+from iotune.model import parameters
 from iotune.model.records import TrialResult
 from iotune.model.spec import MeasureSpec
 from iotune.runner.plan import Plan
@@ -96,8 +97,9 @@ def to_dataset(
     coords["pattern"] = list(patterns)
     coords["repeat"] = np.arange(repeats)
     ds = xr.Dataset(data_vars, coords=coords)
-    if "chunk_cache" in ds.coords:
-        ds["chunk_cache"].attrs.update(units="bytes", long_name="chunk cache size")
+    for name in pdims:  # units and labels of the swept parameters, from the registry
+        if name in parameters.PARAMETERS:
+            ds[name].attrs.update(parameters.PARAMETERS[name].attrs())
     ds.attrs.update(_attrs(plan, done, provenance or {}))
     from iotune.results.launched import extras
 
@@ -200,7 +202,7 @@ def _fill(
         return
     trial = trials[point.trial_id]
     arrays["trial_id"][index] = trial.id
-    arrays["effective"][index] = json.dumps({"backend": trial.backend, **trial.params})
+    arrays["effective"][index] = json.dumps({"backend": trial.backend, **trial.effective()})
     if result is None:
         arrays["status"][index] = "pending"
         return

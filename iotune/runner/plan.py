@@ -18,8 +18,9 @@ from typing import Any
 
 from iotune.backends import get_backend
 from iotune.errors import NotApplicable, UsageError
-from iotune.model.records import Trial
-from iotune.model.spec import GENERIC_PARAMETERS, Sweep
+from iotune.model.parameters import generic as generic_parameters
+from iotune.model.records import HINT_VALUES, Trial
+from iotune.model.spec import Sweep
 
 MAX_TRIALS = 10_000
 
@@ -99,12 +100,13 @@ def _resolve(backend: str, given: dict[str, Any], sweep: Sweep):
     cls = get_backend(backend)
     own = {k: v for k, v in given.items() if k in cls.parameters}
     if "hints" in own:  # swept by name; the backend needs the set's keys and values
-        own["hint_values"] = dict(sweep.hints.get(own["hints"], {}))
-    generic = {k: v for k, v in given.items() if k in GENERIC_PARAMETERS}
+        own[HINT_VALUES] = dict(sweep.hints.get(own["hints"], {}))
+    runner = generic_parameters()
+    generic = {k: v for k, v in given.items() if k in runner}
     foreign = [
         f"{k} does not apply to {backend}"
         for k in given
-        if k not in cls.parameters and k not in GENERIC_PARAMETERS
+        if k not in cls.parameters and k not in runner
     ]
     try:
         effective, notes = cls.resolve(own, sweep.workload)
@@ -122,10 +124,10 @@ def _merge(resolved: list, sweep: Sweep) -> tuple[list[GridPoint], list[Trial]]:
             continue
         effective, _notes = outcome
         tid = trial_id(backend, effective, workload)
-        trials.setdefault(tid, Trial(tid, backend, effective))
+        trials.setdefault(tid, Trial.from_effective(tid, backend, effective))
         by_id.setdefault(tid, []).append(i)
     owner = {
-        tid: max(idx, key=lambda i: _match(resolved[i][1], trials[tid].params))
+        tid: max(idx, key=lambda i: _match(resolved[i][1], trials[tid].effective()))
         for tid, idx in by_id.items()
     }
     points = []

@@ -17,6 +17,7 @@ difference the run can see (:mod:`iotune.results.noise`).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -190,7 +191,7 @@ class Schedule:
         assert self.reference is not None
         ref = self.reference
         # an id of its own: its scratch and its result never mix with the trial's
-        probe = Trial(f"noise{number}-{ref.id}", ref.backend, ref.params)
+        probe = dataclasses.replace(ref, id=f"noise{number}-{ref.id}")
         return Work(single_repeat(self.make_task(probe)), "probe", ref.id, number)
 
     def record(self, work: Work, result: TrialResult) -> TrialResult | None:

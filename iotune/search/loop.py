@@ -15,6 +15,7 @@ Trials go to a *measurer* (:class:`Measurer`): the executors, or a recorded grid
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -192,7 +193,7 @@ class Search:
 
     def _measure(self, steps: list[Step]) -> None:
         by_id = {s.id: s for s in steps}
-        tasks = [self.task(Trial(s.id, s.visit.trial.backend, s.visit.trial.params)) for s in steps]
+        tasks = [self.task(dataclasses.replace(s.visit.trial, id=s.id)) for s in steps]
         for result in self.measurer.measure(tasks):
             self._tell(by_id[result.id], result)
 

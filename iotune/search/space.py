@@ -104,11 +104,11 @@ class Space:
             return str(outcome)
         effective, _notes = outcome
         tid = trial_id(backend, effective, self._workload)
-        return Resolved(dict(coords), Trial(tid, backend, effective))
+        return Resolved(dict(coords), Trial.from_effective(tid, backend, effective))
 
     def _canonical(self, found: Resolved) -> Resolved:
         """The grid's point for the trial: values that say what was measured, else the first."""
-        effective = found.trial.params
+        effective = found.trial.effective()
         coords = dict(found.coords)
         for dim in self.dims:
             if dim.name == "backend":

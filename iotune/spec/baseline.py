@@ -11,21 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from iotune.model.checks import fail, mapping, section
-from iotune.spec.parameters import PARAMETERS
-from iotune.units import format_size
+from iotune.model.parameters import PARAMETERS
 
 if TYPE_CHECKING:
     from iotune.model.spec import Parameter, Workload
 
-#: parameters whose values are byte counts, shown as sizes in messages
-SIZES = ("transfer_size", "block_size", "stripe_size", "chunk_cache")
-
 
 def show(name: str, value: Any) -> str:
     """A parameter's value as a person writes it in a spec (``1MiB``, ``8x128x128``)."""
-    if name in SIZES and isinstance(value, int) and value % 1024 == 0:
-        return format_size(value)
-    return str(value)
+    return PARAMETERS[name].show(value)
 
 
 def parse_baseline(
@@ -48,7 +42,7 @@ def parse_baseline(
     found: dict[str, Any] = {}
     for name, raw in data.items():
         path, param = f"baseline.{name}", params[name]
-        parsed = PARAMETERS[name](raw, path, workload)
+        parsed = PARAMETERS[name].parse(raw, path, workload)
         labels = param.labels()
         label = labels[param.values.index(parsed)] if parsed in param.values else None
         if label is None:

@@ -16,11 +16,11 @@ import yaml
 from iotune.errors import SpecError
 from iotune.measuring.precision import MIN_AUTO_REPEATS
 from iotune.model.checks import choice, fail, integer, mapping, section
+from iotune.model.parameters import generic as generic_parameters
 from iotune.model.spec import (
     CACHE_MODES,
     DTYPES,
     FIELDS,
-    GENERIC_PARAMETERS,
     ORDERS,
     PATTERNS,
     SPEC_VERSION,
@@ -216,7 +216,7 @@ def _parameters_allowed(backends: tuple[str, ...]) -> tuple[str, ...]:
     for backend in backends:
         names += [p for p in get_backend(backend).parameters if p not in names]
     # the trial runner, not the format, implements these
-    return (*names, *GENERIC_PARAMETERS)
+    return (*names, *(p for p in generic_parameters() if p not in names))
 
 
 def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sweep:

@@ -1,0 +1,230 @@
+"""The parameter registry: every sweep parameter declared once.
+
+A :class:`ParameterDef` says how a parameter parses from a spec, how it prints,
+its units and label in results and plots, and which group of knobs it belongs
+to.  The spec parser, the Dataset writer, ``ds.iotune``, plots, baselines,
+recommend and the exports read it; a backend names the registered parameters
+it applies in its ``parameters``.  Adding a knob is one entry here, the backend
+that applies it, and its test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from iotune import codecs
+from iotune.errors import UsageError
+from iotune.model.checks import byte_size, choice, fail, integer, mapping, positive_size
+from iotune.units import chunk_label, format_size
+
+if TYPE_CHECKING:
+    from iotune.model.spec import Workload
+
+Kind = Literal["size", "count", "enum", "shape", "name"]
+Group = Literal["format", "cache", "parallel", "file system", "MPI"]
+Parser = Callable[[object, str, "Workload"], Any]
+KINDS: tuple[str, ...] = ("size", "count", "enum", "shape", "name")
+GROUPS: tuple[str, ...] = ("format", "cache", "parallel", "file system", "MPI")
+
+
+@dataclass(frozen=True)
+class ParameterDef:
+    """One sweep parameter: how it parses, prints and is labelled.
+
+    Parameters
+    ----------
+    name
+        The key under ``parameters:`` in a spec and the coordinate in results.
+    kind
+        ``size`` (bytes), ``count`` (an integer), ``enum`` (one of ``choices``),
+        ``shape`` (per-dimension sizes, stored as a label like ``8x128x128``) or
+        ``name`` (a free name, e.g. a hint set).
+    group
+        Which knobs it belongs to, for listings: format, cache, parallel, file system, MPI.
+    long_name
+        The label of its coordinate and axes.
+    parse
+        ``parse(value, path, workload)``: the value from the spec, validated.
+    generic
+        Applied by the trial runner for any backend (not by a format).
+    """
+
+    name: str
+    kind: Kind
+    group: Group
+    long_name: str
+    parse: Parser
+    generic: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.name}: kind {self.kind!r}; allowed: {', '.join(KINDS)}")
+        if self.group not in GROUPS:
+            raise ValueError(f"{self.name}: group {self.group!r}; allowed: {', '.join(GROUPS)}")
+
+    @property
+    def is_bytes(self) -> bool:
+        """Whether values are byte counts (shown as ``64MiB``)."""
+        return self.kind == "size"
+
+    @property
+    def units(self) -> str | None:
+        """CF ``units`` of the coordinate: ``bytes``, ``1`` for counts, none for labels."""
+        return {"size": "bytes", "count": "1"}.get(self.kind)
+
+    def show(self, value: Any) -> str:
+        """A value as a person writes it in a spec: ``64MiB``, ``8x128x128``, ``zlib``."""
+        if self.is_bytes and isinstance(value, int | float) and not isinstance(value, bool):
+            return format_size(int(value))
+        if self.kind == "shape" and isinstance(value, tuple):
+            return chunk_label(value)
+        return str(value)
+
+    def label(self, value: Any) -> Any:
+        """The value as results store it (shapes as labels, the rest unchanged)."""
+        return chunk_label(value) if self.kind == "shape" else value
+
+    def attrs(self) -> dict[str, str]:
+        """The coordinate attributes of this parameter in a results Dataset."""
+        units = self.units
+        return {"long_name": self.long_name} | ({"units": units} if units else {})
+
+
+def get(name: str) -> ParameterDef:
+    """The registered parameter ``name``.
+
+    Raises
+    ------
+    UsageError
+        ``name`` is not registered; the message lists the registered names.
+    """
+    try:
+        return PARAMETERS[name]
+    except KeyError:
+        raise UsageError(
+            f"unknown parameter {name!r}; registered: {', '.join(PARAMETERS)}"
+        ) from None
+
+
+def is_bytes(name: str) -> bool:
+    """Whether ``name`` is a registered byte-size parameter (``False`` for other names)."""
+    found = PARAMETERS.get(name)
+    return found is not None and found.is_bytes
+
+
+def show(name: str, value: Any) -> str:
+    """``value`` of parameter ``name`` as a spec writes it; plain text for other names."""
+    found = PARAMETERS.get(name)
+    return found.show(value) if found is not None else str(value)
+
+
+def generic() -> tuple[str, ...]:
+    """Parameters the trial runner applies whatever the backend (``concurrency``)."""
+    return tuple(name for name, p in PARAMETERS.items() if p.generic)
+
+
+# --- parsers ---------------------------------------------------------------------
+
+
+def _parse_chunks(value: object, path: str, workload: Workload) -> str | tuple[int, ...]:
+    if value in ("contiguous", "auto"):
+        return str(value)
+    if isinstance(value, Mapping):
+        mapping(value, path, workload.dims)
+        value = [value.get(d, size) for d, size in zip(workload.dims, workload.shape, strict=True)]
+    if not isinstance(value, list | tuple):
+        raise fail(
+            path, f"expected 'contiguous', 'auto' or a shape like [8, 128, 128], got {value!r}"
+        )
+    if len(value) != len(workload.shape):
+        raise fail(
+            path,
+            f"{list(value)} has rank {len(value)} but the workload "
+            f"{dict(zip(workload.dims, workload.shape, strict=True))} has rank "
+            f"{len(workload.shape)}",
+        )
+    chunks = tuple(integer(c, f"{path}[{i}]", minimum=1) for i, c in enumerate(value))
+    for dim, c, size in zip(workload.dims, chunks, workload.shape, strict=True):
+        if c > size:
+            raise fail(
+                path, f"chunk {list(chunks)} is larger than the data along {dim!r} ({c} > {size})"
+            )
+    return chunks
+
+
+def _parse_shards(value: object, path: str, workload: Workload) -> str | tuple[int, ...]:
+    if value == "none":
+        return "none"
+    shards = _parse_chunks(value, path, workload)
+    if isinstance(shards, str):
+        raise fail(path, f"expected 'none' or a shard shape like [64, 256, 256], got {value!r}")
+    return shards
+
+
+def _wrap(parser: Callable[[object], Any]) -> Parser:
+    def parse(value: object, path: str, workload: Workload) -> Any:
+        try:
+            return parser(value)
+        except ValueError as err:
+            raise fail(path, str(err)) from err
+
+    return parse
+
+
+def _count(minimum: int, maximum: int) -> Parser:
+    return lambda v, p, w: integer(v, p, minimum=minimum, maximum=maximum)
+
+
+def _one_of(*choices: str) -> Parser:
+    return lambda v, p, w: choice(v, p, choices)
+
+
+def _parse_hint_set_name(value: object, path: str, workload: Workload) -> str:
+    # the names are checked against the top-level ``hints`` section by the spec parser
+    if not isinstance(value, str) or not value:
+        raise fail(path, f"expected the name of a hint set from the 'hints' section, got {value!r}")
+    return value
+
+
+def _parse_stripe_size(value: object, path: str, workload: Workload) -> int:
+    size = positive_size(value, path)
+    if size % 65536:  # what lfs setstripe -S demands
+        raise fail(path, f"{value!r} is not a multiple of 64KiB, which Lustre requires")
+    return size
+
+
+def _declare(*defs: ParameterDef) -> dict[str, ParameterDef]:
+    return {d.name: d for d in defs}
+
+
+PARAMETERS: dict[str, ParameterDef] = _declare(
+    ParameterDef("chunks", "shape", "format", "chunk shape", _parse_chunks),
+    ParameterDef("shards", "shape", "format", "shard shape", _parse_shards),
+    ParameterDef(
+        "transfer_size", "size", "format", "bytes per I/O call", lambda v, p, w: positive_size(v, p)
+    ),
+    ParameterDef("codec", "enum", "format", "compression codec", _wrap(codecs.parse_codec_name)),
+    ParameterDef("level", "count", "format", "compression level", _count(0, 22)),
+    ParameterDef("shuffle", "enum", "format", "shuffle filter", _wrap(codecs.parse_shuffle)),
+    ParameterDef(
+        "chunk_cache", "size", "cache", "chunk cache size", lambda v, p, w: byte_size(v, p)
+    ),
+    ParameterDef(
+        "concurrency", "count", "parallel", "processes at once", _count(1, 256), generic=True
+    ),
+    # parallel I/O (the mpiio backend; IOR's vocabulary)
+    ParameterDef("nprocs", "count", "parallel", "MPI processes", _count(1, 65536)),
+    ParameterDef(
+        "block_size", "size", "parallel", "bytes per rank", lambda v, p, w: positive_size(v, p)
+    ),
+    ParameterDef("layout", "enum", "parallel", "file layout", _one_of("shared", "fpp")),
+    ParameterDef("io", "enum", "MPI", "MPI-IO calls", _one_of("collective", "independent")),
+    ParameterDef(
+        "access", "enum", "parallel", "access pattern", _one_of("contiguous", "strided", "block3d")
+    ),
+    ParameterDef("hints", "name", "MPI", "MPI-IO hint set", _parse_hint_set_name),
+    ParameterDef("stripe_count", "count", "file system", "Lustre stripe count", _count(-1, 2000)),
+    ParameterDef("stripe_size", "size", "file system", "Lustre stripe size", _parse_stripe_size),
+)
