@@ -29,6 +29,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
     from iotune.errors import (
         ConcurrencyError,
         DarshanError,
+        DeprecatedOptionWarning,
         Interrupted,
         IotuneError,
         IotuneWarning,
@@ -43,6 +44,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
         UsageError,
         VerificationError,
     )
+    from iotune.extras import MissingExtraError
     from iotune.results.dataset import open_results
     from iotune.results.merge import merge
     from iotune.runner.plan import make_plan
@@ -77,18 +79,22 @@ _ERRORS = (
     "VerificationError",
     "IotuneWarning",
     "StripingWarning",
+    "DeprecatedOptionWarning",
 )
 _API |= dict.fromkeys(_ERRORS, "iotune.errors")
+_API["MissingExtraError"] = "iotune.extras"
 
 #: written out (not built from the tables) so that linters and type checkers read it
 __all__ = [
     "ConcurrencyError",
     "DarshanError",
+    "DeprecatedOptionWarning",
     "Interrupted",
     "IotuneError",
     "IotuneWarning",
     "LockError",
     "LustreError",
+    "MissingExtraError",
     "MpiError",
     "NotApplicable",
     "RecommendError",

@@ -6,7 +6,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.console import backends_text, best_text, counts_text, plan_text, results_text
+from iotune.console import (
+    backends_info,
+    backends_text,
+    best_text,
+    counts_text,
+    plan_text,
+    results_text,
+)
 from iotune.errors import UsageError
 from iotune.model.records import TrialResult
 from iotune.model.spec import Sweep
@@ -23,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "any_failed",
+    "backends_info",
     "backends_text",
     "best_text",
     "calibrate",
@@ -305,14 +313,14 @@ def notebook(
     return run_notebook(path, parameters=params, out=out, kernel=kernel)
 
 
-def from_darshan(path: str | Path, *, budget: str | int = "4GiB") -> Any:
+def from_darshan(path: str | Path, *, trial_size: str | int = "4GiB") -> Any:
     """Read a Darshan log: its summary, diagnosis and a spec reproducing the application.
 
     Parameters
     ----------
     path
         A Darshan log (``.darshan``), read with pydarshan.
-    budget
+    trial_size
         Largest volume a trial of the generated spec moves (``"4GiB"``); the
         application's own volume when smaller.  Never below one request per rank.
 
@@ -328,18 +336,18 @@ def from_darshan(path: str | Path, *, budget: str | int = "4GiB") -> Any:
     DarshanError
         Not a Darshan log, truncated, or a format version pydarshan cannot read.
     UsageError
-        A budget that is not a size.
+        A trial size that is not a size.
     """
     from iotune.backends import get_backend
     from iotune.darshan_.study import study
     from iotune.units import parse_size
 
     try:
-        nbytes = parse_size(budget)
+        nbytes = parse_size(trial_size)
     except ValueError as err:
-        raise UsageError(f"--budget {budget}: {err}") from err
+        raise UsageError(f"--trial-size {trial_size}: {err}") from err
     if nbytes < 1:
-        raise UsageError(f"--budget {budget}: must be at least 1 byte")
+        raise UsageError(f"--trial-size {trial_size}: must be at least 1 byte")
     parallel, _why = get_backend("h5py").parallel_support()
     return study(path, budget=nbytes, parallel_h5py=parallel)
 

@@ -6,7 +6,7 @@ behaviour and the command line about arguments; notebooks may print these too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -85,11 +85,52 @@ def backends_text() -> str:
     from iotune.mpi.library import describe_mpi
 
     lines.append(f"MPI library (mpiio, h5py nprocs > 1): {describe_mpi()}")
-    modules = {"mpi": "mpi4py", "jupyter": "papermill", "search": "optuna"}
-    modules |= {"darshan": "darshan", "jobqueue": "dask_jobqueue"}
-    have = [e for e, m in modules.items() if installed(m)]
+    have = [e for e, m in _EXTRA_MODULES.items() if installed(m)]
     lines.append(f"extras installed: {', '.join(have) or 'none'} (of {', '.join(EXTRAS)})")
     return "\n".join(lines + why_not)
+
+
+def backends_info() -> dict[str, Any]:
+    """What ``iotune backends`` says, as data: each backend, the MPI library, the extras."""
+    from iotune.backends import backend_names, get_backend
+    from iotune.extras import EXTRAS, installed
+    from iotune.mpi.library import describe_mpi
+
+    found = []
+    for name in backend_names():
+        cls = get_backend(name)
+        ok, detail = cls.available()
+        parallel = cls.parallel_support() if "nprocs" in cls.parameters else (False, "")
+        found.append(
+            {
+                "name": name,
+                "description": cls.description,
+                "parameters": list(cls.parameters),
+                "not_applicable": list(cls.inapplicable),
+                "library": cls.library,
+                "available": ok,
+                "detail": detail,
+                "extra": cls.extra,
+                "parallel": {"supported": parallel[0], "detail": parallel[1]},
+            }
+        )
+    have = [e for e, m in _EXTRA_MODULES.items() if installed(m)]
+    return {
+        "backends": found,
+        "mpi_library": describe_mpi(),
+        "extras": list(EXTRAS),
+        "installed": have,
+    }
+
+
+#: one module per extra that tells whether it is installed
+_EXTRA_MODULES = {
+    "mpi": "mpi4py",
+    "jupyter": "papermill",
+    "search": "optuna",
+    "darshan": "darshan",
+    "jobqueue": "dask_jobqueue",
+}
 
 
 def _mark(cls: type, param: str) -> str:

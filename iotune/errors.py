@@ -115,5 +115,9 @@ class IotuneWarning(UserWarning):
     """
 
 
+class DeprecatedOptionWarning(IotuneWarning):
+    """A command-line option spelled the old way; it still works for one release."""
+
+
 class StripingWarning(IotuneWarning):
     """Lustre striping was asked for, but the scratch file system is not Lustre."""

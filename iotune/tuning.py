@@ -321,7 +321,7 @@ def tune(
     if sweep.search.strategy == "grid" and size > MAX_TRIALS and not yes:
         raise UsageError(
             f"search.strategy: grid walks all {size:,} points (more than {MAX_TRIALS:,}); "
-            "choose another strategy, shrink the parameter lists or pass --yes"
+            "choose another strategy, shrink the parameter lists or pass --allow-large"
         )
     target = Path(out) if out is not None else Path("results") / f"{sweep.name}-tune"
     return run_search(

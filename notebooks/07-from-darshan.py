@@ -24,13 +24,13 @@
 # as the baseline**, runs it at a small size and ends with the verdict: your current
 # settings against the best measured ones.
 #
-# **From a terminal:** `iotune darshan LOG --spec sweeps/mine.yaml --budget 1GiB`, then
+# **From a terminal:** `iotune darshan LOG -o sweeps/mine.yaml --trial-size 1GiB`, then
 # `iotune run sweeps/mine.yaml` and `iotune recommend results/NAME`.
 # **As a batch job:** `iotune notebook notebooks/07-from-darshan.ipynb -p log /path/to/job.darshan`.
 
 # %% tags=["parameters"]
 log = "ior_hdf5_example.darshan"  # a Darshan log; a bare name is looked up in pydarshan's examples
-budget = "4MiB"  # largest volume one trial moves (the application's own volume when smaller)
+trial_size = "4MiB"  # largest volume one trial moves (the application's own volume when smaller)
 repeats = 2  # timed repeats per configuration
 out = "../results/nb-07-from-darshan"  # the generated spec and results.nc go here
 
@@ -46,7 +46,7 @@ from iotune import api
 path = Path(log)
 if not path.exists():
     path = Path(darshan.__file__).parent / "examples" / "example_logs" / log
-study = iotune.from_darshan(path, budget=budget)
+study = iotune.from_darshan(path, trial_size=trial_size)
 print(study.text())
 
 # %% [markdown]

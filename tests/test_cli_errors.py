@@ -395,11 +395,11 @@ def big_spec(tmp_path, changed_spec) -> Path:
 
 def test_plan_refuses_a_huge_grid(tmp_path, big_spec):
     proc = iotune("plan", big_spec, cwd=tmp_path)
-    assert_usage_error(proc, "10,016", "10,000", "--yes")
+    assert_usage_error(proc, "10,016", "10,000", "--allow-large")
 
 
 def test_plan_accepts_a_huge_grid_with_yes(tmp_path, big_spec):
-    proc = iotune("plan", big_spec, "--yes", cwd=tmp_path)
+    proc = iotune("plan", big_spec, "--allow-large", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stderr == ""
     lines = proc.stdout.splitlines()
@@ -409,7 +409,7 @@ def test_plan_accepts_a_huge_grid_with_yes(tmp_path, big_spec):
 
 def test_run_refuses_a_huge_grid_before_creating_anything(tmp_path, big_spec):
     proc = iotune("run", big_spec, "-o", tmp_path / "out", "--no-progress", cwd=tmp_path)
-    assert_usage_error(proc, "10,016", "--yes")
+    assert_usage_error(proc, "10,016", "--allow-large")
     assert not (tmp_path / "out").exists()
 
 

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("analysis", ("iotune.analysis",)),
     ("views", ("iotune.plot", "iotune.widgets", "iotune.notebook")),
     ("api", ("iotune.api", "iotune.console", "iotune.session", "iotune.stopping", "iotune.tuning")),
-    ("entry", ("iotune.cli", "iotune.__main__", "iotune")),
+    ("entry", ("iotune.cli", "iotune.commands", "iotune.__main__", "iotune")),
 ]
 MAX_LINES = 400
 

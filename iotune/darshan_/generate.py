@@ -84,7 +84,7 @@ def _per_rank(main: Group, n: int, request: int, budget: int, notes: list[str]) 
     elif fits < own:
         notes.append(
             f"volume cut from {format_size(moved, exact=False)} to "
-            f"{format_size(n * request * fits, exact=False)} (--budget)"
+            f"{format_size(n * request * fits, exact=False)} (--trial-size)"
         )
     return max(1, min(own, fits))
 
@@ -220,7 +220,7 @@ def _array(ds: Dataset, budget: int, notes: list[str]) -> tuple[list[str], list[
     row = math.prod(inner) * ds.itemsize
     fits = max(access[0], budget // row)
     if fits < lead:
-        notes.append(f"dataset {ds.name}: {lead} steps cut to {fits} (--budget)")
+        notes.append(f"dataset {ds.name}: {lead} steps cut to {fits} (--trial-size)")
     shape = [min(lead, fits), *inner]
     names = ["step", *["z", "y", "x"][4 - ds_ndims :]]
     access = [min(access[0], shape[0]), *inner]

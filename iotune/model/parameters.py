@@ -77,7 +77,8 @@ class ParameterDef:
     def show(self, value: Any) -> str:
         """A value as a person writes it in a spec: ``64MiB``, ``8x128x128``, ``zlib``."""
         if self.is_bytes and isinstance(value, int | float) and not isinstance(value, bool):
-            return format_size(int(value))
+            # exact, as a spec may say it: 64MiB, but 4000 (never a rounded 3.9KiB)
+            return format_size(int(value)) if int(value) % 1024 == 0 else str(int(value))
         if self.kind == "shape" and isinstance(value, tuple):
             return chunk_label(value)
         return str(value)

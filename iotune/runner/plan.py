@@ -72,7 +72,7 @@ def make_plan(sweep: Sweep, *, yes: bool = False) -> Plan:
     if size > MAX_TRIALS and not yes:
         raise UsageError(
             f"the grid has {size:,} points (more than {MAX_TRIALS:,}); "
-            "shrink the parameter lists or pass --yes"
+            "shrink the parameter lists or pass --allow-large"
         )
     dims = (("backend",) if len(sweep.backends) > 1 else ()) + tuple(p.name for p in sweep.swept)
     coords = {p.name: p.labels() for p in sweep.swept}

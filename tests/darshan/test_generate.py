@@ -14,7 +14,7 @@ from tests.darshan.conftest import HDF5_LOG, INPUTS, MACSIO_LOG, MPIIO_LOG, NOPO
 
 
 def _spec(log: Path, tmp_path: Path, budget: str = "64MiB"):
-    found = api.from_darshan(log, budget=budget)
+    found = api.from_darshan(log, trial_size=budget)
     path = api.write_darshan_spec(found, tmp_path / "spec.yaml")
     return found, api.load_spec(path)
 
@@ -61,7 +61,7 @@ def test_hdf5_spec_takes_the_dataset_and_its_chunking(tmp_path: Path) -> None:
 
 def test_spec_text_names_the_findings(tmp_path: Path, capsys) -> None:
     out = tmp_path / "sweeps" / "mine.yaml"
-    assert main(["darshan", str(HDF5_LOG), "--spec", str(out), "--budget", "1MiB"]) == 0
+    assert main(["darshan", str(HDF5_LOG), "-o", str(out), "--trial-size", "1MiB"]) == 0
     printed = capsys.readouterr().out
     assert "diagnosis:" in printed and f"spec: {out}" in printed
     text = out.read_text()
@@ -71,7 +71,7 @@ def test_spec_text_names_the_findings(tmp_path: Path, capsys) -> None:
 
 
 def test_a_log_without_file_io_writes_no_spec(tmp_path: Path, capsys) -> None:
-    assert main(["darshan", str(NOPOSIX_LOG), "--spec", str(tmp_path / "s.yaml")]) == 2
+    assert main(["darshan", str(NOPOSIX_LOG), "-o", str(tmp_path / "s.yaml")]) == 2
     captured = capsys.readouterr()
     assert "no POSIX or MPI-IO records" in captured.out
     assert captured.err.strip().splitlines() == [
@@ -82,13 +82,13 @@ def test_a_log_without_file_io_writes_no_spec(tmp_path: Path, capsys) -> None:
 
 
 def test_bad_budget(capsys) -> None:
-    assert main(["darshan", str(HDF5_LOG), "--budget", "lots"]) == 2
-    assert capsys.readouterr().err.startswith("iotune: error: --budget lots:")
+    assert main(["darshan", str(HDF5_LOG), "--trial-size", "lots"]) == 2
+    assert capsys.readouterr().err.startswith("iotune: error: --trial-size lots:")
 
 
 @pytest.mark.slow
 def test_generated_hdf5_spec_runs_and_recommend_compares_with_it(tmp_path: Path) -> None:
-    found = api.from_darshan(MACSIO_LOG, budget="2MiB")
+    found = api.from_darshan(MACSIO_LOG, trial_size="2MiB")
     path = api.write_darshan_spec(found, tmp_path / "spec.yaml")
     sweep = api.load_spec(path, overrides={"measure.repeats": 2})
     ds = api.run(sweep, out=tmp_path / "out", progress=False)
@@ -104,7 +104,7 @@ def test_generated_hdf5_spec_runs_and_recommend_compares_with_it(tmp_path: Path)
 @pytest.mark.slow
 @pytest.mark.mpi
 def test_generated_mpiio_spec_runs(tmp_path: Path) -> None:
-    found = api.from_darshan(INPUTS / "sample-dxt-simple.darshan", budget="1MiB")
+    found = api.from_darshan(INPUTS / "sample-dxt-simple.darshan", trial_size="1MiB")
     path = api.write_darshan_spec(found, tmp_path / "spec.yaml")
     # 16 ranks on a 2-core machine: the same spec with 2, baseline included
     small = {"parameters.nprocs": 2, "baseline.nprocs": 2, "measure.repeats": 1}
@@ -117,7 +117,7 @@ def test_generated_mpiio_spec_runs(tmp_path: Path) -> None:
 
 
 def test_baseline_outside_the_grid_is_a_spec_error(tmp_path: Path) -> None:
-    found = api.from_darshan(INPUTS / "sample-dxt-simple.darshan", budget="64MiB")
+    found = api.from_darshan(INPUTS / "sample-dxt-simple.darshan", trial_size="64MiB")
     path = api.write_darshan_spec(found, tmp_path / "spec.yaml")
     with pytest.raises(SpecError, match=r"baseline.io: unknown value 'sideways'"):
         api.load_spec(path, overrides={"baseline.io": "sideways"})

@@ -24,7 +24,7 @@ def test_what_the_log_says_about_the_job() -> None:
 
 
 def _cli_error(path: Path, capsys, tmp_path: Path) -> str:
-    assert main(["darshan", str(path), "--spec", str(tmp_path / "s.yaml")]) == 2
+    assert main(["darshan", str(path), "-o", str(tmp_path / "s.yaml")]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     lines = captured.err.strip().splitlines()

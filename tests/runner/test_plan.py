@@ -267,7 +267,7 @@ def test_plan_refuses_more_than_max_trials():
     with pytest.raises(UsageError) as info:
         make_plan(sweep)
     assert "10,016" in str(info.value)
-    assert "--yes" in str(info.value)
+    assert "--allow-large" in str(info.value)
     plan = make_plan(sweep, yes=True)
     assert len(plan.points) == 10_016
     assert len(plan.trials) == 10_016

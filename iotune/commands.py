@@ -1,0 +1,273 @@
+"""What each ``iotune`` command does with its parsed arguments: call the api, print.
+
+Every command that describes something (``validate``, ``plan``, ``show``,
+``recommend``, ``backends``) prints text or, with ``--format json``, one JSON
+document built from the api's data, never from the text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON values: NumPy scalars as numbers, NaN as null, tuples and paths as lists/text."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _emit(document: dict[str, Any]) -> None:
+    print(json.dumps(jsonable(document), indent=2, sort_keys=False))
+
+
+def _execution(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: getattr(args, k) for k in ("executor", "workers", "scheduler", "per_host")}
+
+
+def validate(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    sweep = api.load_spec(args.spec)
+    points = api.grid_size(sweep)
+    if args.format == "json":
+        _emit(
+            {
+                "spec": args.spec,
+                "valid": True,
+                "name": sweep.name,
+                "backends": list(sweep.backends),
+                "swept": [p.name for p in sweep.swept],
+                "grid_points": points,
+            }
+        )
+    else:
+        print(f"{args.spec}: valid sweep {sweep.name!r}: {points} grid points")
+    return EXIT_OK
+
+
+def plan(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    made = api.make_plan(api.load_spec(args.spec), yes=args.allow_large)
+    if args.format != "json":
+        print(api.plan_text(made))
+        return EXIT_OK
+    trials = [
+        {"id": t.id, "backend": t.backend, "params": t.params, "hints": dict(t.hints)}
+        for t in made.trials
+    ]
+    skipped = [{"point": p.coords, "reason": p.reason} for p in made.points if not p.applicable]
+    _emit(
+        {
+            "name": made.sweep.name,
+            "grid_points": len(made.points),
+            "trials": trials,
+            "not_applicable": skipped,
+        }
+    )
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    sweep = api.load_spec(args.spec, overrides=api.execution_overrides(**_execution(args)))
+    out = args.out or Path("results") / sweep.name
+    ds = api.run(
+        sweep,
+        out=out,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        scratch=args.scratch,
+        yes=args.allow_large,
+        progress=not args.no_progress,
+        force=args.force,
+    )
+    print(f"{sweep.name}: {api.counts_text(ds)}")
+    print(api.best_text(ds))
+    for warning in api.run_warnings(ds):
+        print(f"iotune: warning: {warning}", file=sys.stderr)
+    print(f"results: {out / 'results.nc'}")
+    _plots(args, ds, out)
+    return EXIT_FAILED if api.any_failed(ds) else EXIT_OK
+
+
+def _plots(args: argparse.Namespace, ds: Any, out: Path) -> None:
+    from iotune import api
+
+    if args.plot:
+        for path in api.save_plots(ds, out):
+            print(f"figure:  {path}")
+
+
+def tune(args: argparse.Namespace) -> int:
+    from iotune import api
+    from iotune.errors import UsageError
+
+    if args.spec is None and args.replay is None:
+        raise UsageError("tune: give a SPEC, or --replay GRID.nc")
+    budget = args.budget
+    if budget is not None and budget.isdigit():
+        budget = int(budget)
+    ds = api.tune(
+        args.spec,
+        out=args.out,
+        replay=args.replay,
+        strategy=args.strategy,
+        budget=budget,
+        objective=args.objective,
+        weights=args.weights,
+        max_size=args.max_size,
+        max_ratio_loss=args.max_ratio_loss,
+        seed=args.seed,
+        parallel=args.parallel,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        scratch=args.scratch,
+        yes=args.allow_large,
+        force=args.force,
+        progress=not args.no_progress,
+        **_execution(args),
+    )
+    print(api.search_text(ds))
+    if args.out is not None or args.replay is None:
+        out = args.out or Path("results") / f"{ds.attrs['name']}-tune"
+        print(f"results: {out / 'results.nc'}")
+        _plots(args, ds, out)
+    return EXIT_FAILED if api.any_failed(ds) else EXIT_OK
+
+
+def clean(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    lines = api.clean(args.out, scratch=args.scratch)
+    for line in lines:
+        print(line)
+    if not any(line.startswith("removed") for line in lines):
+        print("nothing to clean")
+    return EXIT_OK
+
+
+def show(args: argparse.Namespace) -> int:
+    from iotune import api
+    from iotune.results import summary
+
+    ds = api.open_results(args.results)
+    if args.format != "json":
+        print(api.results_text(ds, include_not_applicable=args.all))
+        return EXIT_OK
+    attrs = ds.attrs
+    _emit(
+        {
+            "name": attrs.get("name"),
+            "host": attrs.get("provenance_host"),
+            "scratch_fs_type": attrs.get("provenance_scratch_fs_type"),
+            "started": attrs.get("started"),
+            "swept": list(ds.iotune.swept),
+            "counts": ds.iotune.counts(),
+            "points": ds.iotune.points(include_not_applicable=args.all),
+            "best": summary.best(ds),
+        }
+    )
+    return EXIT_OK
+
+
+def plot(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    for path in api.save_plots(args.results, args.out):
+        print(path)
+    for note in api.plot_notes(args.results):
+        print(f"iotune: note: {note}", file=sys.stderr)
+    return EXIT_OK
+
+
+def recommend(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    options = ("objective", "weights", "max_size", "max_ratio_loss", "variable")
+    rec = api.recommend(args.results, **{k: getattr(args, k) for k in options})
+    print(api.recommendation_text(rec, fmt=args.format))
+    return EXIT_OK
+
+
+def calibrate(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    print(api.calibrate(args.scratch, size=args.size, block=args.block, repeats=args.repeats))
+    return EXIT_OK
+
+
+def darshan(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    found = api.from_darshan(args.log, trial_size=args.trial_size)
+    print(found.text())
+    path = api.write_darshan_spec(found, args.out)
+    print(f"spec: {path}")
+    print(f"next: iotune run {path}, then iotune recommend results/{found.spec['name']}")
+    return EXIT_OK
+
+
+def backends(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    if args.format != "json":
+        print(api.backends_text())
+        return EXIT_OK
+    _emit(api.backends_info())
+    return EXIT_OK
+
+
+def merge(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    ds = api.merge_files(args.results, out=args.out)
+    swept = " ".join(ds.iotune.swept) or "nothing swept"
+    print(f"merged {len(args.results)} sweeps ({swept}): {api.counts_text(ds)}")
+    print(f"results: {args.out}")
+    return EXIT_OK
+
+
+def notebook(args: argparse.Namespace) -> int:
+    from iotune import api
+
+    executed = api.notebook(args.notebook, args.parameter, out=args.out, kernel=args.kernel)
+    print(f"notebook: {executed}")
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "validate": validate,
+    "plan": plan,
+    "run": run,
+    "tune": tune,
+    "clean": clean,
+    "show": show,
+    "plot": plot,
+    "recommend": recommend,
+    "calibrate": calibrate,
+    "darshan": darshan,
+    "backends": backends,
+    "merge": merge,
+    "notebook": notebook,
+}
