@@ -147,6 +147,8 @@ def test_a_grid_search_over_a_huge_space_needs_yes(tmp_path: Path, make_spec) ->
             "search": {"strategy": "grid", "budget": 2},
         }
     )
-    with pytest.raises(UsageError, match=r"search.strategy: grid walks all 20,032 points.*--allow-large"):
+    with pytest.raises(
+        UsageError, match=r"search.strategy: grid walks all 20,032 points.*--allow-large"
+    ):
         iotune.tune(spec, out=tmp_path / "o")
     assert not (tmp_path / "o").exists()
