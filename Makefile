@@ -51,6 +51,7 @@ demo: $(STAMP)
 test: $(STAMP) $(if $(HAVE_PHDF5),$(PHDF5_STAMP))
 	$(BIN)/ruff check iotune tests benchmarks notebooks
 	$(BIN)/ruff format --check iotune tests benchmarks notebooks
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)
@@ -59,6 +60,7 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check iotune tests benchmarks notebooks
 	$(BIN)/ruff format --check iotune tests benchmarks notebooks
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff format iotune tests benchmarks notebooks

@@ -141,8 +141,10 @@ def run(
         Before anything is created: ``out`` is a file or cannot be written,
         ``scratch`` is not a writable directory, or scratch lacks room.
     """
-    options = {"executor": executor, "workers": workers, "scheduler": scheduler}
-    sweep = with_overrides(spec, execution_overrides(**options, per_host=per_host))
+    execution = execution_overrides(
+        executor=executor, workers=workers, scheduler=scheduler, per_host=per_host
+    )
+    sweep = with_overrides(spec, execution)
     plan = make_plan(sweep, yes=yes)
     out = Path(out) if out is not None else Path("results") / sweep.name
     session = Session(

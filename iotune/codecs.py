@@ -109,7 +109,7 @@ def parse_level(value: object, info: CodecInfo) -> int | None:
         raise ValueError(
             f"level {value!r} is not an integer; allowed for {info.name!r}: {info.level_range()}"
         )
-    if value is None or not info.min_level <= value <= info.max_level:
+    if value is None or not info.min_level <= int(value) <= info.max_level:
         raise NotApplicable(
             f"level {value} is out of range for codec {info.name!r} (allowed {info.level_range()})"
         )
@@ -317,7 +317,7 @@ def h5py_filter(codec: Codec) -> tuple[Call | None, dict[str, Any]]:
     cls, level_keyword = FAMILIES[family].hdf5plugin or ("", "")  # only deflate has none
     if family == "blosc":
         code, name = BLOSC_SHUFFLE[codec.shuffle]
-        kwargs = {"cname": codec.info.blosc_cname, "clevel": codec.level}
+        kwargs: dict[str, Any] = {"cname": codec.info.blosc_cname, "clevel": codec.level}
         kwargs["shuffle"] = Ref(f"hdf5plugin.Blosc.{name.upper()}", code)
         return Call("hdf5plugin", cls, kwargs), {}
     return Call("hdf5plugin", cls, {level_keyword: codec.level}), shuffle

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import xarray as xr
 
+    from iotune.backends.base import Backend
     from iotune.runner.plan import Plan
 
 
@@ -133,7 +134,7 @@ _EXTRA_MODULES = {
 }
 
 
-def _mark(cls: type, param: str) -> str:
+def _mark(cls: type[Backend], param: str) -> str:
     return "n/a" if param in cls.inapplicable else "yes" if param in cls.parameters else "-"
 
 

@@ -119,5 +119,9 @@ class DeprecatedOptionWarning(IotuneWarning):
     """A command-line option spelled the old way; it still works for one release."""
 
 
+class PluginWarning(IotuneWarning):
+    """An installed plugin could not be registered as it asked (a name iotune already uses)."""
+
+
 class StripingWarning(IotuneWarning):
     """Lustre striping was asked for, but the scratch file system is not Lustre."""

@@ -295,11 +295,13 @@ def tune(
     if objective is not None and weights is not None:
         raise UsageError("--objective and --weights: give one, not both")
     require("optuna", extra="search", feature="iotune tune")
-    options = {"strategy": strategy, "budget": budget, "objective": objective or weights}
+    options: dict[str, Any] = {"strategy": strategy, "budget": budget}
+    options["objective"] = objective or weights
     options |= {"max_size": max_size, "max_ratio_loss": _number(max_ratio_loss)}
     options |= {"seed": seed, "parallel": parallel}
-    given = {"executor": executor, "workers": workers, "scheduler": scheduler}
-    execution = execution_overrides(**given, per_host=per_host)
+    execution = execution_overrides(
+        executor=executor, workers=workers, scheduler=scheduler, per_host=per_host
+    )
     overrides = {**(overrides or {}), **execution, **search_overrides(options)}
     if replay is not None:
         grid = replay if not isinstance(replay, str | Path) else open_grid(replay)

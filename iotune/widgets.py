@@ -255,7 +255,7 @@ class Explorer:
         rows = []
         for i in order[: self.top.value]:
             point = flat.isel(point=int(i))
-            row = {d: value_label(d, point[d].values) for d in dims}
+            row: dict[str, str | float] = {d: value_label(d, point[d].values) for d in dims}
             row[self.metric.value] = float(flat.values[i])
             rows.append(row)
         return rows

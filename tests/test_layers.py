@@ -16,7 +16,17 @@ PACKAGE = Path(__file__).resolve().parents[1] / "iotune"
 
 #: bottom to top; a module belongs to the layer of its longest matching prefix
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("core", ("iotune.errors", "iotune.units", "iotune.processes", "iotune.logs", "iotune.extras")),
+    (
+        "core",
+        (
+            "iotune.errors",
+            "iotune.units",
+            "iotune.processes",
+            "iotune.logs",
+            "iotune.extras",
+            "iotune.plugins",
+        ),
+    ),
     ("vocabulary", ("iotune.codecs", "iotune.model")),
     ("primitives", ("iotune.measuring", "iotune.mpi")),
     ("backends", ("iotune.backends",)),

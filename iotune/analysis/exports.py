@@ -196,7 +196,7 @@ def nccopy_args(settings: Mapping[str, Any], target: Target) -> list[str]:
     chunks = chunk_shape(settings)
     if chunks == "contiguous":
         args += ["-c", f"{target.variable}:contiguous"]
-    elif chunks != "auto":
+    elif isinstance(chunks, tuple):
         spec = ",".join(f"{d}/{n}" for d, n in zip(target.dims, chunks, strict=True))
         args += ["-c", spec]
         if math.prod(chunks) * target.itemsize < NCCOPY_MIN_CHUNK:

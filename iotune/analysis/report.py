@@ -48,9 +48,9 @@ def render_text(rec: Recommendation) -> str:
     if len(rec.weights) == 1:
         objective = next(iter(rec.weights))
     used = rec.repeats_used or (rec.repeats, rec.repeats)
-    shown = str(used[0]) if used[0] == used[1] else f"{used[0]}-{used[1]}"
+    repeats = str(used[0]) if used[0] == used[1] else f"{used[0]}-{used[1]}"
     lines = [
-        f"objective: {objective} (throughput in MiB/s, median of {shown} repeats; "
+        f"objective: {objective} (throughput in MiB/s, median of {repeats} repeats; "
         f"{rec.candidates} configurations qualify)"
     ]
     if rec.noise:
@@ -58,9 +58,9 @@ def render_text(rec: Recommendation) -> str:
         lines.append(f"noise floor of this run (smallest difference it could see): {floors}")
     limits = rec.constraints
     if limits:
-        shown = (
-            [f"stored size <= {format_size(limits['max_size'])}"] if "max_size" in limits else []
-        )
+        shown: list[str] = []
+        if "max_size" in limits:
+            shown.append(f"stored size <= {format_size(limits['max_size'])}")
         if "max_ratio_loss" in limits:
             shown.append(f"compression ratio at most {limits['max_ratio_loss']:.0%} below the best")
         lines.append(f"constraints: {', '.join(shown)}")

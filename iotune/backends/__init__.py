@@ -1,16 +1,21 @@
-"""Format backends, found by name and imported only when used."""
+"""Format backends, found by name and imported only when used.
+
+Third-party formats register under the ``iotune.backends`` entry point group
+(:mod:`iotune.plugins`).
+"""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
-from iotune.errors import UsageError
+from iotune.plugins import load, registry
 
 if TYPE_CHECKING:
     from iotune.backends.base import Backend
 
-_REGISTRY: dict[str, str] = {
+GROUP = "iotune.backends"
+#: iotune's own formats; plugins add theirs through entry points
+BUILTINS: dict[str, str] = {
     "netcdf4": "iotune.backends.netcdf4_:NetCDF4Backend",
     "h5py": "iotune.backends.h5py_:H5pyBackend",
     "zarr": "iotune.backends.zarr_:ZarrBackend",
@@ -21,8 +26,8 @@ _REGISTRY: dict[str, str] = {
 
 
 def backend_names() -> tuple[str, ...]:
-    """Names of every registered backend."""
-    return tuple(_REGISTRY)
+    """Names of every registered backend: the built-ins, then installed plugins."""
+    return tuple(registry(GROUP, BUILTINS))
 
 
 def get_backend(name: str) -> type[Backend]:
@@ -31,11 +36,7 @@ def get_backend(name: str) -> type[Backend]:
     Raises
     ------
     UsageError
-        ``name`` is not registered; the message lists the valid choices.
+        ``name`` is not registered (the message lists the valid choices), or
+        its plugin does not import.
     """
-    try:
-        target = _REGISTRY[name]
-    except KeyError:
-        raise UsageError(f"unknown backend {name!r}; allowed: {', '.join(_REGISTRY)}") from None
-    module_name, _, class_name = target.partition(":")
-    return getattr(importlib.import_module(module_name), class_name)
+    return load(GROUP, name, registry(GROUP, BUILTINS))

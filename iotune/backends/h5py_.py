@@ -52,11 +52,10 @@ def create_dataset(file: Any, workload: Workload, params: Mapping[str, Any]) -> 
     same layout; in a parallel file every rank calls it with the same values.
     """
     codec = codecs.Codec.from_params(params)
-    chunks = parse_chunk_label(params["chunks"])
-    if chunks == "auto":
-        chunks = True if codec.name != "none" else None
-    elif chunks == "contiguous":
-        chunks = None
+    label = parse_chunk_label(params["chunks"])
+    chunks: bool | tuple[int, ...] | None = label if isinstance(label, tuple) else None
+    if label == "auto" and codec.name != "none":
+        chunks = True
     dset = file.create_dataset(
         DATASET,
         shape=workload.shape,

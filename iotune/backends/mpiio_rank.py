@@ -70,7 +70,9 @@ class Rank(RankProgram):
         if self.fpp:  # a file of its own: the rank's pieces one after another
             starts = np.cumsum([0] + [n for _, n in self.sources[:-1]])
             self.spans = [(int(s), n) for s, (_, n) in zip(starts, self.sources, strict=True)]
-        self.windows, current, size = [], [], 0
+        self.windows: list[list[int]] = []
+        current: list[int] = []
+        size = 0
         for k, (_, n) in enumerate(self.sources):
             if current and size + n > WINDOW:
                 self.windows.append(current)
@@ -90,7 +92,7 @@ class Rank(RankProgram):
             position, n = self.sources[k]
             self.buffer[done : done + n] = stream(self.workload, position, n, field=self.field)
             done += n
-        return memoryview(self.buffer[:done])
+        return self.buffer[:done].data
 
     def _block(self) -> np.ndarray:
         from mpi4py.util.dtlib import from_numpy_dtype
@@ -130,7 +132,7 @@ class Rank(RankProgram):
                 # untimed: flip every byte the buffer still holds (the last window
                 # written or read), so a read that delivers nothing fails the crc
                 np.invert(self.buffer, out=self.buffer)
-                view = memoryview(self.buffer)
+                view = self.buffer.data
             self.comm.Barrier()  # untimed: every rank starts the window together
             t0, done = time.perf_counter(), 0
             for k in window:

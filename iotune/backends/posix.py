@@ -61,7 +61,7 @@ class _PosixWriter(Writer):
                 f"slab {data.dtype}{list(data.shape)} does not fit the workload "
                 f"{self._dtype}[n, {', '.join(map(str, self._plane))}]"
             )
-        view = memoryview(np.ascontiguousarray(data)).cast("B")
+        view = np.ascontiguousarray(data).data.cast("B")
         _pwrite_all(self._fd, view, start * self._plane_bytes, self._transfer)
 
     def close(self) -> None:
@@ -85,7 +85,7 @@ class _PosixReader(Reader):
     def read(self, selection: Selection) -> np.ndarray:
         offsets, run, out_shape = _runs(selection, self._shape, self._dtype.itemsize)
         out = self._output(out_shape)
-        view = memoryview(out.reshape(-1).view(np.uint8))
+        view = out.reshape(-1).view(np.uint8).data
         for i, offset in enumerate(offsets.tolist()):
             _pread_all(self._fd, view[i * run : (i + 1) * run], offset, self._transfer)
         return out

@@ -109,6 +109,7 @@ def _check_shards(chunks: str, shards: str) -> None:
     if chunks in ("auto", "contiguous"):
         raise NotApplicable(f"shards need an explicit chunk shape, not chunks {chunks!r}")
     inner, outer = parse_chunk_label(chunks), parse_chunk_label(shards)
+    assert isinstance(inner, tuple) and isinstance(outer, tuple)  # checked just above
     if any(s % c for s, c in zip(outer, inner, strict=True)):
         raise NotApplicable(
             f"shard shape {shards} is not a multiple of the chunk shape {chunks} along every "

@@ -210,20 +210,20 @@ def _array(ds: Dataset, budget: int, notes: list[str]) -> tuple[list[str], list[
     access = [a for a in ds.access if a > 0] if 2 <= ds.ndims <= 4 else []
     if len(access) != ds.ndims:
         inner = max(1, (ds.access[-1] if ds.access and ds.access[-1] > 0 else ds.npoints))
-        access, ds_ndims = [1, inner], 2
+        access, ds_ndims = [1, int(inner)], 2
         if ds.ndims != 2:
             notes.append(f"{ds.ndims}-d dataset {ds.name} written as 2-d (step, x)")
     else:
         ds_ndims = ds.ndims
-    inner = access[1:]
-    lead = max(1, ds.npoints // math.prod(inner))
-    row = math.prod(inner) * ds.itemsize
+    rest = access[1:]
+    lead = max(1, ds.npoints // math.prod(rest))
+    row = math.prod(rest) * ds.itemsize
     fits = max(access[0], budget // row)
     if fits < lead:
         notes.append(f"dataset {ds.name}: {lead} steps cut to {fits} (--trial-size)")
-    shape = [min(lead, fits), *inner]
+    shape = [min(lead, fits), *rest]
     names = ["step", *["z", "y", "x"][4 - ds_ndims :]]
-    access = [min(access[0], shape[0]), *inner]
+    access = [min(access[0], shape[0]), *rest]
     return names, shape, access
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iotune.darshan_.log import Log, frame
 
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: request-size bins, as Darshan names them
-BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M")
-BINS += ("100M_1G", "1G_PLUS")
+BINS: tuple[str, ...] = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M")
+BINS += ("4M_10M", "10M_100M", "100M_1G", "1G_PLUS")
 #: bins of requests smaller than 1 MiB (Drishti's "small")
 SMALL_BINS = BINS[:5]
 _PREFIX = {"POSIX": "POSIX", "MPI-IO": "MPIIO"}
@@ -216,7 +216,7 @@ def _common(df: pd.DataFrame | None, p: str) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], -kv[0])))
 
 
-def _posix_figures(df: pd.DataFrame | None) -> dict[str, int]:
+def _posix_figures(df: pd.DataFrame | None) -> dict[str, Any]:
     keys = {
         "seq_writes": "SEQ_WRITES",
         "consec_writes": "CONSEC_WRITES",
@@ -231,12 +231,12 @@ def _posix_figures(df: pd.DataFrame | None) -> dict[str, int]:
     return found
 
 
-def _mpiio_figures(df: pd.DataFrame | None) -> dict[str, int]:
+def _mpiio_figures(df: pd.DataFrame | None) -> dict[str, Any]:
     keys = ("coll_writes", "indep_writes", "coll_reads", "indep_reads")
     return {k: int(_sum(df, f"MPIIO_{k.upper()}")) for k in keys}
 
 
-def _rank_figures(c: pd.DataFrame | None, f: pd.DataFrame | None, p: str) -> dict[str, dict]:
+def _rank_figures(c: pd.DataFrame | None, f: pd.DataFrame | None, p: str) -> dict[str, Any]:
     """Bytes and I/O time per rank; a shared file has only its fastest and slowest rank."""
     if c is None or p not in ("POSIX", "MPIIO"):
         return {}
@@ -253,7 +253,7 @@ def _rank_figures(c: pd.DataFrame | None, f: pd.DataFrame | None, p: str) -> dic
     return {"rank_bytes": {f"rank {int(r)}": int(b) for r, b in per_rank.items()}}
 
 
-def _stripes(log: Log, ids: set[int]) -> dict[str, int | None]:
+def _stripes(log: Log, ids: set[int]) -> dict[str, Any]:
     df = _rows(log, "LUSTRE", ids, "components")
     if df is None:
         return {}

@@ -1,8 +1,12 @@
-"""Executors run trial tasks and hand back results as they finish."""
+"""Executors run trial tasks and hand back results as they finish.
+
+Third-party executors register under the ``iotune.executors`` entry point group
+(:mod:`iotune.plugins`).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iotune.errors import UsageError
 
@@ -10,10 +14,7 @@ if TYPE_CHECKING:  # the package stays light: spawned workers import it before N
     from iotune.executors.base import Executor
     from iotune.model.spec import ExecutionSpec
 
-_REGISTRY = {
-    "serial": "iotune.executors.serial:SerialExecutor",
-    "dask": "iotune.executors.dask_:DaskExecutor",
-}
+GROUP = "iotune.executors"
 
 
 def make_executor(execution: ExecutionSpec) -> Executor:
@@ -21,7 +22,8 @@ def make_executor(execution: ExecutionSpec) -> Executor:
     cls = get_executor(execution.executor)
     if execution.executor == "dask":
         try:
-            return cls(
+            dask: Any = cls  # the dask executor's own options, which the base class lacks
+            return dask(
                 workers=execution.workers,
                 scheduler=execution.scheduler,
                 cluster=execution.cluster,
@@ -35,10 +37,6 @@ def make_executor(execution: ExecutionSpec) -> Executor:
 
 def get_executor(name: str) -> type[Executor]:
     """Return the executor class registered as ``name``."""
-    import importlib
+    from iotune.plugins import EXECUTORS, load, registry
 
-    try:
-        module_name, _, class_name = _REGISTRY[name].partition(":")
-    except KeyError:
-        raise UsageError(f"unknown executor {name!r}; allowed: {', '.join(_REGISTRY)}") from None
-    return getattr(importlib.import_module(module_name), class_name)
+    return load(GROUP, name, registry(GROUP, EXECUTORS))

@@ -62,7 +62,7 @@ def _random(workload: Workload, box: dict, ops: int, rng: np.random.Generator) -
         box.get(d, 1 if i == 0 else min(16, n))
         for i, (d, n) in enumerate(zip(workload.dims, workload.shape, strict=True))
     ]
-    out = []
+    out: list[Selection] = []
     for _ in range(ops):
         origin = [
             int(rng.integers(0, n - s + 1)) for n, s in zip(workload.shape, sizes, strict=True)
@@ -81,8 +81,8 @@ def _extent(size: float | int | None, full: int, default: float) -> int:
 
 def _spatial(workload: Workload, sizes: dict, rng: np.random.Generator) -> list[Selection]:
     first, rest = workload.dims[0], workload.dims[1:]
-    n_steps = _extent(sizes.get(first), workload.shape[0], 0)
-    n_steps = n_steps if first in sizes else min(SPATIAL_DEFAULT["first"], workload.shape[0])
+    n_steps: int = _extent(sizes.get(first), workload.shape[0], 0)
+    n_steps = n_steps if first in sizes else min(int(SPATIAL_DEFAULT["first"]), workload.shape[0])
     window = []
     for dim, full in zip(rest, workload.shape[1:], strict=True):
         width = _extent(sizes.get(dim), full, SPATIAL_DEFAULT["fraction"])

@@ -29,5 +29,5 @@ def checksum(data: Any, value: int = 0) -> int:
         The checksum of the bytes before these, to checksum a stream piece by piece.
     """
     if isinstance(data, np.ndarray):
-        data = memoryview(np.ascontiguousarray(data)).cast("B")
+        data = np.ascontiguousarray(data).data.cast("B")
     return crc32c.crc32c(data, value)

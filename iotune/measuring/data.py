@@ -140,7 +140,7 @@ def _open(path: str | Path):
     import xarray as xr
 
     is_store = Path(path).is_dir()
-    extra = {"engine": "zarr", "consolidated": False} if is_store else {}
+    extra: dict[str, Any] = {"engine": "zarr", "consolidated": False} if is_store else {}
     # raw stored values: packed integers stay integers, as the user's archive holds them
     return xr.open_dataset(path, mask_and_scale=False, decode_times=False, chunks=None, **extra)
 
@@ -167,6 +167,7 @@ def describe_file(path: str | Path, variable: str) -> dict[str, Any]:
 
 def _file_slab(workload: Workload, start: int, stop: int) -> np.ndarray:
     """Steps ``start:stop`` of the user's variable, cropped or tiled to the workload shape."""
+    assert workload.path is not None  # field: file has a path (the spec parser checks)
     with _open(workload.path) as ds:
         var = ds[workload.variable]
         lead = var.shape[0]

@@ -130,7 +130,7 @@ def resident_pages(path: Path) -> tuple[int, int]:
             if libc.mincore(addr, size, vec) != 0:
                 err = ctypes.get_errno()
                 raise OSError(err, f"mincore failed: {os.strerror(err)}", str(path))
-            resident = int((np.frombuffer(vec, dtype=np.uint8) & 1).sum())
+            resident = int((np.frombuffer(bytes(vec), dtype=np.uint8) & 1).sum())
             return resident, pages
         finally:
             libc.munmap(addr, size)

@@ -105,7 +105,7 @@ def decompose(nprocs: int, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def block_of(rank: int, dims: tuple[int, ...], shape: tuple[int, ...]) -> tuple[tuple, tuple]:
     """``(starts, subsizes)`` of ``rank``'s block; ranks are numbered in C order over ``dims``."""
-    coords = np.unravel_index(rank, dims)
+    coords = [int(c) for c in np.unravel_index(rank, dims)]
     starts, sizes = [], []
     for c, d, n in zip(coords, dims, shape, strict=True):
         base, extra = divmod(n, d)

@@ -8,7 +8,7 @@ imported inside the functions that need it, so importing :mod:`iotune.plot` stay
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 _METRIC_VARS = {"write": "write_MiBps", "read": "read_MiBps"}
 _MARKERS = "osD^vPX*<>hp"
 _NO_DATA = "no successful trials"
-_Style = tuple[object, str]  # (matplotlib colour, marker)
+_Style = tuple[Any, str]  # (matplotlib colour, marker)
 
 
 def _params(ds: xr.Dataset) -> list[str]:
@@ -103,8 +103,8 @@ def _styles(n: int) -> list[_Style]:
     from matplotlib import colormaps
 
     cmap = colormaps["tab10" if n <= 10 else "tab20" if n <= 20 else "viridis"]
-    colors = cmap.colors[:n] if n <= 20 else cmap(np.linspace(0, 1, n)).tolist()
-    return [(c, _MARKERS[i % len(_MARKERS)]) for i, c in enumerate(colors)]
+    colors = cmap(np.arange(n)) if n <= 20 else cmap(np.linspace(0, 1, n))  # tab: by index
+    return [(tuple(c), _MARKERS[i % len(_MARKERS)]) for i, c in enumerate(colors.tolist())]
 
 
 def _legend_handles(labels: list[str], styles: list[_Style], *, line: bool = True) -> list:

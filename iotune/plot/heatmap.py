@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
@@ -155,7 +155,7 @@ def _draw_map(
     colorbar.set_label(cbar_label)
     xlabels = _value_labels(median[x])
     rotate = len(xlabels) * max(map(len, xlabels)) > 40
-    tilt = {"rotation": 30, "ha": "right"} if rotate else {}
+    tilt: dict[str, Any] = {"rotation": 30, "ha": "right"} if rotate else {}
     ax.set_xticks(range(len(xlabels)), xlabels, **tilt)
     ax.set_xlabel(x)
     if y is None:

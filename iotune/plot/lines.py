@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
@@ -74,7 +74,8 @@ def throughput(
     ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
     da, ylabel = _metric(ds, metric, pattern)
     x, hue = _pick_x_hue(da, x, hue)
-    da, facets, reduced = _limit_facets(da, [d for d in da.dims if d not in (x, hue, "repeat")])
+    others = [str(d) for d in da.dims if d not in (x, hue, "repeat")]
+    da, facets, reduced = _limit_facets(da, others)
     title = _title(ds, f"{metric} throughput", pattern)
     if reduced:
         title += f" (median over {', '.join(reduced)})"
@@ -161,13 +162,15 @@ def _draw_panel(
         if np.isfinite(med[i]).any():
             yerr = np.vstack([med[i] - lo[i], hi[i] - med[i]])
             shifted = positions + (i - (n_hue - 1) / 2) * step
-            style = {"color": color, "marker": marker, "markersize": 5, "capsize": 3}
+            style: dict[str, Any] = {"color": color, "marker": marker, "markersize": 5}
+            style["capsize"] = 3
             ax.errorbar(shifted, med[i], yerr=yerr, label=label, **style)
     if not np.isfinite(med).any():
         _no_data(ax)
     labels = _value_labels(sub[x])
     rotate = n_x * max(map(len, labels)) > 36  # long labels would run into each other
-    ax.set_xticks(positions, labels, **({"rotation": 30, "ha": "right"} if rotate else {}))
+    tilt: dict[str, Any] = {"rotation": 30, "ha": "right"} if rotate else {}
+    ax.set_xticks(positions, labels, **tilt)
     ax.set_xlim(-0.5, n_x - 0.5)
     ax.grid(axis="y", alpha=0.3)
     return np.concatenate([lo.ravel(), hi.ravel()])

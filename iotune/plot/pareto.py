@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 _MAX_ANNOTATIONS = 12
-_ANNOTATION = {"textcoords": "offset points", "va": "bottom", "fontsize": 7}
+_ANNOTATION: dict[str, Any] = {"textcoords": "offset points", "va": "bottom", "fontsize": 7}
 
 
 def size_vs_throughput(
@@ -110,7 +110,8 @@ def _scatter_groups(
     for dim, loc, styles in legends:
         if dim:
             handles = _legend_handles(_value_labels(da[dim]), styles, line=False)
-            fig.legend(handles=handles, title=dim, loc=f"outside right {loc}")
+            # matplotlib's stubs do not list the "outside ..." locations of constrained layout
+            fig.legend(handles=handles, title=dim, loc=f"outside right {loc}")  # type: ignore[call-overload]
 
 
 def _pareto_mask(size: np.ndarray, speed: np.ndarray) -> np.ndarray:

@@ -116,7 +116,7 @@ class IotuneAccessor:
     @property
     def metrics(self) -> tuple[str, ...]:
         """The metrics an objective may name: ``write`` and ``read:<pattern>``."""
-        found = ("write",) if "write_MiBps" in self._ds else ()
+        found: tuple[str, ...] = ("write",) if "write_MiBps" in self._ds else ()
         if "read_MiBps" in self._ds:
             found += tuple(f"read:{p}" for p in self.patterns)
         return found
@@ -317,8 +317,9 @@ class IotuneAccessor:
         """
         if weights is None and (isinstance(objective, Mapping) or "=" in str(objective or "")):
             objective, weights = None, objective
+        name = None if objective is None else str(objective)  # a mapping moved to weights
         goal = parse_objective(
-            self.metrics, objective, weights, max_size=max_size, max_ratio_loss=max_ratio_loss
+            self.metrics, name, weights, max_size=max_size, max_ratio_loss=max_ratio_loss
         )
         everything = self._candidates(goal.weights)
         if not everything:

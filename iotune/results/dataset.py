@@ -118,13 +118,13 @@ def to_dataset(
 #: variables per configuration and pattern, then per configuration: (units, long_name);
 #: units None for labels
 _INTERVAL = "95 % confidence bound of the median over repeats (order statistics)"
-_PATTERN_VARS = {
+_PATTERN_VARS: dict[str, tuple[str | None, str]] = {
     "read_bytes": ("bytes", "bytes delivered per read"),
     "read_ops": ("1", "selections per read"),
     "read_MiBps_ci_low": ("MiB/s", f"read throughput: lower {_INTERVAL}"),
     "read_MiBps_ci_high": ("MiB/s", f"read throughput: upper {_INTERVAL}"),
 }
-_POINT_VARS = {
+_POINT_VARS: dict[str, tuple[str | None, str]] = {
     "write_MiBps_ci_low": ("MiB/s", f"write throughput: lower {_INTERVAL}"),
     "write_MiBps_ci_high": ("MiB/s", f"write throughput: upper {_INTERVAL}"),
     "repeats_used": ("1", "timed repeats the trial ran (after its untimed warm-up)"),
@@ -161,10 +161,10 @@ def _variables(
         arrays["read_cache"],
         attrs(None, "cache state of the read: cold, warm or not-cold"),
     )
-    for name, (units, long) in _PATTERN_VARS.items():
-        data_vars[name] = ((*pdims, "pattern"), arrays[name], attrs(units, long))
-    for name, (units, long) in _POINT_VARS.items():
-        data_vars[name] = (pdims, arrays[name], attrs(units, long))
+    for name, (unit, long) in _PATTERN_VARS.items():
+        data_vars[name] = ((*pdims, "pattern"), arrays[name], attrs(unit, long))
+    for name, (unit, long) in _POINT_VARS.items():
+        data_vars[name] = (pdims, arrays[name], attrs(unit, long))
     return data_vars
 
 
@@ -227,13 +227,13 @@ def _fill(
         for name, (key, *_rest) in (_READ_VARS | _PER_PROCESS_VARS).items():
             if not name.startswith("write"):
                 fallback = "MiBps" if name.endswith("per_process") else None
-                values = [r.get(key, r.get(fallback, np.nan)) for r in runs]
+                values = [r.get(key, r.get(fallback, np.nan) if fallback else np.nan) for r in runs]
                 arrays[name][(*index, p, slice(0, len(runs)))] = values
         arrays["read_cache"][(*index, p, slice(0, len(runs)))] = [r["cache"] for r in runs]
         arrays["read_bytes"][(*index, p)] = runs[0]["bytes"]
         arrays["read_ops"][(*index, p)] = runs[0]["ops"]
     arrays["file_bytes"][index] = result.file_bytes
-    arrays["ratio"][index] = result.raw_bytes / result.file_bytes
+    arrays["ratio"][index] = result.raw_bytes / (result.file_bytes or np.nan)
     _fill_intervals(arrays, index, result, patterns, measure)
 
 
@@ -368,7 +368,7 @@ def open_results(path: str | Path) -> xr.Dataset:
     ds.close()
     version = ds.attrs.get("schema_version")
     if version != SCHEMA_VERSION:
-        shown = version.item() if hasattr(version, "item") else version
+        shown = getattr(version, "item", lambda: version)()
         raise ResultsError(
             f"{target} has schema_version {shown!r}; this iotune reads {SCHEMA_VERSION}"
         )

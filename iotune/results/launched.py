@@ -56,21 +56,19 @@ def extras(plan: Plan, done: Mapping[str, TrialResult]) -> tuple[dict[str, Any],
         result = done.get(point.trial_id) if point.trial_id else None
         if result is None or result.status != "ok" or "hints_effective" not in result.stored:
             continue
-        index = tuple(plan.coords[d].index(point.coords[d]) for d in pdims)
+        index: tuple[int, ...] = tuple(plan.coords[d].index(point.coords[d]) for d in pdims)
         info = result.stored
         stored.append(info)
         text["hints_effective"][index] = json.dumps(info["hints_effective"], sort_keys=True)
         text["hints_ignored"][index] = json.dumps(info["hints_ignored"], sort_keys=True)
         text["stripe_layout"][index] = json.dumps(info["stripe"], sort_keys=True)
-        write[(*index, slice(0, len(result.write)))] = [
-            w.get("s_fastest_rank", np.nan) for w in result.write
-        ]
+        where: tuple[Any, ...] = (*index, slice(0, len(result.write)))
+        write[where] = [w.get("s_fastest_rank", np.nan) for w in result.write]
         for p, pattern in enumerate(patterns):
             runs = result.reads.get(pattern, [])
             if runs:
-                read[(*index, p, slice(0, len(runs)))] = [
-                    r.get("s_fastest_rank", np.nan) for r in runs
-                ]
+                cells: tuple[Any, ...] = (*index, p, slice(0, len(runs)))
+                read[cells] = [r.get("s_fastest_rank", np.nan) for r in runs]
     data_vars: dict[str, Any] = {
         name: (pdims, text[name], {"long_name": long}) for name, long in _TEXT_VARS.items()
     }

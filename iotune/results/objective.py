@@ -335,7 +335,9 @@ def compare(
     where the candidates have none, the repeats of the metric with the largest weight.
     """
     quantity = (
-        "score" if len(weights) > 1 and winner.repeat_scores else max(weights, key=weights.get)
+        "score"
+        if len(weights) > 1 and winner.repeat_scores
+        else max(weights, key=weights.__getitem__)
     )
     if quantity == "score":
         x, y, unit = winner.repeat_scores, runner.repeat_scores, "1"

@@ -102,7 +102,7 @@ def dense(ds: xr.Dataset, names: tuple[str, ...]) -> xr.Dataset:
         out = np.full(shape + var.shape[1:], fill, dtype=kind)
         out[where] = var.values
         data_vars[name] = ((*names, *var.dims[1:]), out, var.attrs)
-    coords = {n: axes[n] for n in names}
+    coords: dict[str, Any] = {n: axes[n] for n in names}
     coords.update({d: ds[d].values for d in ("pattern", "repeat") if d in ds.coords})
     attrs = {k: v for k, v in ds.attrs.items() if k != "layout"}
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)

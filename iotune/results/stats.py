@@ -33,7 +33,7 @@ def nanmedian(a: Any, axis: int | tuple[int, ...] = -1) -> np.ndarray:
     return np.where(n > 0, (lo + hi) / 2, np.nan)[..., 0]
 
 
-def spread(a: Any, axis: int | tuple[int, ...] = -1) -> tuple[np.ndarray, ...]:
+def spread(a: Any, axis: int | tuple[int, ...] = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Median, minimum and maximum along ``axis``, ignoring NaN; all-NaN slices give NaN."""
     a = _last(a, axis)
     return nanmedian(a), np.fmin.reduce(a, axis=-1), np.fmax.reduce(a, axis=-1)

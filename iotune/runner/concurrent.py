@@ -156,7 +156,9 @@ def _stop(child: subprocess.Popen) -> None:
 def _child(stdin: IO[str], stdout: IO[str]) -> None:
     """The loop of one concurrent process: init, then write/read/remove on command."""
     rank = int(os.environ.get("IOTUNE_CONCURRENT_RANK", "0"))
-    task, workdir, backend, checksums = None, Path(), None, {}
+    task: TrialTask | None = None
+    backend: SlabBackend | None = None
+    workdir, checksums = Path(), dict[Path, int]()
     for line in stdin:
         message = json.loads(line)
         op = message["op"]
@@ -166,7 +168,9 @@ def _child(stdin: IO[str], stdout: IO[str]) -> None:
             if op == "init":
                 task, workdir = pickle.loads(base64.b64decode(message["task"]))
                 workdir = Path(workdir)
-                backend = get_backend(task.trial.backend)()
+                made = get_backend(task.trial.backend)()
+                assert isinstance(made, SlabBackend)  # launched backends never run here
+                backend = made
                 backend.prepare_process()
                 backend.import_library()
                 # fill the slab cache now, so no data is generated while others write
@@ -175,6 +179,7 @@ def _child(stdin: IO[str], stdout: IO[str]) -> None:
                     pass
                 reply: dict[str, Any] = {"state": "ready"}
             else:
+                assert task is not None and backend is not None, "init comes first"
                 reply = _child_op(task, backend, workdir, message, checksums)
         except Exception as err:  # reported to the parent, which records the trial as failed
             reply = {"error": one_line(err)}

@@ -85,9 +85,11 @@ def _score(row: Mapping[str, Any], weights: Mapping[str, float]) -> float:
 def _ped_anova(scored: list[tuple[Mapping[str, Any], float]], params: list[str]) -> dict:
     require("optuna", extra="search", feature="parameter importance")
     import optuna
-    from optuna.distributions import CategoricalDistribution
+    from optuna.distributions import BaseDistribution, CategoricalDistribution
 
-    dists = {p: CategoricalDistribution(sorted({str(r[p]) for r, _s in scored})) for p in params}
+    dists: dict[str, BaseDistribution] = {
+        p: CategoricalDistribution(sorted({str(r[p]) for r, _s in scored})) for p in params
+    }
     with quiet("optuna"):  # "A new study created in memory"
         study = optuna.create_study(direction="maximize")
     study.add_trials(

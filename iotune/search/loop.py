@@ -172,11 +172,12 @@ class Search:
     def _draw(self, skip: set[str]) -> Resolved | None:
         """A random applicable point not yet measured, or None when there is none."""
         if self.space.size <= 10_000:
-            found = [r for r in map(self.space.resolve, self.space.iterate()) if _new(r, skip)]
-            return found[int(self.rng.integers(len(found)))] if found else None
+            fresh = [r for r in map(self.space.resolve, self.space.iterate()) if _new(r, skip)]
+            pick = fresh[int(self.rng.integers(len(fresh)))] if fresh else None
+            return pick if isinstance(pick, Resolved) else None
         for _ in range(1000):
             found = self.space.resolve(self.space.random_point(self.rng))
-            if _new(found, skip):
+            if isinstance(found, Resolved) and _new(found, skip):
                 return found
         return None
 

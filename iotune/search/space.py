@@ -136,13 +136,19 @@ class Space:
         shares another point's effective parameters), as in the grid.
         """
         if self.size <= 10_000:
-            return len({r.trial.id for r in map(self.resolve, self.iterate()) if _ok(r)})
+            return len(
+                {
+                    r.trial.id
+                    for r in map(self.resolve, self.iterate())
+                    if isinstance(r, Resolved) and _ok(r)
+                }
+            )
         rng = np.random.default_rng(seed)
         own = 0
         for _ in range(ESTIMATE_SAMPLES):
             point = self.random_point(rng)
             found = self.resolve(point)
-            own += _ok(found) and found.coords == point
+            own += isinstance(found, Resolved) and _ok(found) and found.coords == point
         return max(1, round(self.size * own / ESTIMATE_SAMPLES))
 
     def iterate(self):

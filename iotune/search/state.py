@@ -106,7 +106,9 @@ class State:
         return self.visits[trial.id]
 
     def _best_ratio(self) -> float:
-        ratios = [v.ok[0].raw_bytes / v.ok[0].file_bytes for v in self.visits.values() if _sized(v)]
+        ratios = [
+            v.ok[0].raw_bytes / (v.ok[0].file_bytes or 1) for v in self.visits.values() if _sized(v)
+        ]
         return max(ratios, default=0.0)
 
     def ranked(self) -> list[tuple[float, Visit]]:
@@ -145,7 +147,7 @@ class State:
         if top.measured < CONFIRM:
             return [top]
         mine = self.goal.repeat_scores(top.ok)
-        picks = []
+        picks: list[Visit] = []
         for _score, other in ranked[1:]:
             if len(picks) == k:
                 break

@@ -85,7 +85,7 @@ def make_sampler(strategy: str, *, seed: int, budget: int, space: Space) -> Any:
             )
     if strategy == "gp":
         try:
-            import torch  # noqa: F401 - only to say what is missing
+            import torch  # type: ignore[import-not-found]  # noqa: F401 - only to say what is missing
         except ImportError as err:
             raise UsageError(
                 "search.strategy: 'gp' needs PyTorch (pip install torch); "
@@ -132,6 +132,7 @@ class Proposer:
                 if not isinstance(found, str) and found.trial.id not in skip:
                     return found, None
             return None
+        assert self.study is not None  # every strategy but grid has a study
         with quiet("optuna"):
             for _ in range(self.MAX_ASKS):
                 trial = self.study.ask(self.dists)
@@ -149,6 +150,7 @@ class Proposer:
 
         if trial is None:
             return
+        assert self.study is not None  # a trial comes from the study
         trial.set_constraint("max_size", over_size)  # > 0: larger than allowed
         with quiet("optuna"):
             if value != value:  # NaN

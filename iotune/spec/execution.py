@@ -11,8 +11,8 @@ from typing import Any
 
 from iotune.model.checks import choice, fail, integer, mapping, positive_size, section
 from iotune.model.spec import ExecutionSpec
+from iotune.plugins import executor_names
 
-EXECUTORS = ("serial", "dask")
 CLUSTER_KINDS = ("slurm", "pbs")
 CLUSTER_KEYS = (
     "kind",
@@ -42,7 +42,7 @@ def parse_execution(value: object) -> ExecutionSpec:
     """
     keys = ("executor", "workers", "scheduler", "per_host", "cluster", "launcher")
     data = mapping(section(value), "execution", keys)
-    executor = choice(data.get("executor", "serial"), "execution.executor", EXECUTORS)
+    executor = choice(data.get("executor", "serial"), "execution.executor", executor_names())
     if executor == "serial":
         for key in ("workers", "scheduler", "per_host", "cluster"):
             if key in data:

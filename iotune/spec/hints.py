@@ -74,7 +74,9 @@ KNOWN_HINTS: dict[str, tuple[str, ...] | str] = {
 def _value(kind: tuple[str, ...] | str, value: object, path: str) -> str:
     """One hint value as the string MPI_Info stores, or a SpecError naming ``path``."""
     if isinstance(kind, tuple):
-        word = {True: "true", False: "false"}.get(value, value) if kind == _BOOL else value
+        word: object = value
+        if kind == _BOOL and isinstance(value, bool):
+            word = "true" if value else "false"
         if word not in kind:
             raise fail(path, f"unknown value {value!r}; allowed: {', '.join(kind)}")
         return str(word)
@@ -141,7 +143,7 @@ def parse_hint_sets(value: object) -> dict[str, dict[str, str]]:
     data = section(value)
     if not isinstance(data, Mapping):
         raise fail("hints", f"expected a mapping of hint-set names to hint sets, got {value!r}")
-    sets = {DEFAULT_SET: {}}
+    sets: dict[str, dict[str, str]] = {DEFAULT_SET: {}}
     for name, hints in data.items():
         if not isinstance(name, str) or not name:
             raise fail("hints", f"hint-set names must be non-empty strings, got {name!r}")

@@ -159,7 +159,7 @@ def parse_measure(value: object) -> MeasureSpec:
     limit = data.get("max_cold_residency", 0.05)
     if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 <= limit <= 1:
         raise fail("measure.max_cold_residency", f"{limit!r} is not a fraction in [0, 1]")
-    common = {
+    common: dict[str, Any] = {
         "cache": choice(data.get("cache", "cold"), "measure.cache", CACHE_MODES),
         "fsync": fsync,
         "max_cold_residency": float(limit),

@@ -97,8 +97,9 @@ def _fraction(value: object, path: str, *, upper: float) -> float:
             number = float(value.strip()[:-1]) / 100
         except ValueError:
             raise fail(path, f"{value!r} is not a number; {allowed}") from None
-    ok = isinstance(number, int | float) and not isinstance(number, bool)
-    if not ok or not math.isfinite(number) or not 0 < number <= upper:
+    if not isinstance(number, int | float) or isinstance(number, bool):
+        raise fail(path, f"{value!r} is not allowed; {allowed}")
+    if not math.isfinite(number) or not 0 < number <= upper:
         raise fail(path, f"{value!r} is not allowed; {allowed}")
     return float(number)
 
