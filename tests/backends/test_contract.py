@@ -1,0 +1,128 @@
+"""The contract every backend keeps, checked for each one in the registry.
+
+A new format (built in or a plugin) is covered without editing this file:
+its trials run through iotune's own trial runner, as users run them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+from iotune.backends import backend_names, get_backend
+from iotune.backends.base import LaunchedBackend, Reader, SlabBackend
+from iotune.errors import NotApplicable
+from iotune.model.parameters import PARAMETERS
+from iotune.model.records import TrialResult, TrialTask
+from iotune.model.spec import MeasureSpec
+from iotune.runner import trial as trial_module
+from iotune.runner.plan import make_plan
+from iotune.runner.trial import run_trial
+from iotune.spec.parse import load_spec_text
+from tests.backends.test_mpiio import MISSING
+
+SPEC = """\
+version: 1
+workload: {{shape: {{time: 8, y: 32, x: 32}}, dtype: float32}}
+backend: {backend}
+read: {{patterns: [full, spatial]}}
+"""
+#: one combination each built-in format cannot express (a plugin: none known)
+INEXPRESSIBLE: dict[str, dict[str, Any]] = {
+    "netcdf4": {"chunks": "contiguous", "codec": "zlib", "level": 1},
+    "h5py": {"chunks": "contiguous", "codec": "zlib", "level": 1},
+    "zarr": {"chunks": "auto", "shards": (8, 32, 32)},
+    "memory": {"codec": "zlib", "shuffle": "bit", "level": 1},
+    "mpiio": {"nprocs": 2, "layout": "fpp", "access": "block3d"},
+}
+BACKENDS = [
+    pytest.param(b, marks=[pytest.mark.mpi] if issubclass(get_backend(b), LaunchedBackend) else [])
+    for b in backend_names()
+]
+
+
+def _task(tmp_path, backend: str) -> TrialTask:
+    sweep = load_spec_text(SPEC.format(backend=backend))
+    (trial,) = make_plan(sweep).trials
+    return TrialTask(trial, sweep.workload, sweep.read, MeasureSpec(repeats=2), str(tmp_path))
+
+
+def _run(tmp_path, backend: str) -> TrialResult:
+    cls = get_backend(backend)
+    if issubclass(cls, LaunchedBackend) and MISSING:
+        pytest.skip(MISSING)
+    return run_trial(_task(tmp_path, backend))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_round_trip_is_ok_verified_and_cold(tmp_path, backend: str) -> None:
+    result = _run(tmp_path, backend)
+    assert result.status == "ok", result.error
+    assert len(result.write) == 2 and all(w["MiBps"] > 0 for w in result.write)
+    cls = get_backend(backend)
+    for pattern, runs in result.reads.items():
+        assert runs and all(r["MiBps"] > 0 for r in runs), pattern
+        expected = "memory" if cls.in_memory else "cold"
+        assert {r["cache"] for r in runs} == {expected}, pattern  # evicted, and checked
+    assert list(tmp_path.iterdir()) == []  # the scratch went
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_what_it_stored_is_read_back_and_recorded(tmp_path, backend: str) -> None:
+    result = _run(tmp_path, backend)
+    assert result.status == "ok", result.error
+    assert isinstance(result.stored, dict) and result.stored
+    json.dumps(result.stored)  # it goes into results.nc as JSON
+    if "chunks" in get_backend(backend).parameters and not get_backend(backend).in_memory:
+        assert "layout" in result.stored  # the layout the file really has, not the request
+
+
+@pytest.mark.parametrize("backend", [b for b in backend_names()])
+def test_resolve_gives_effective_values_or_not_applicable(backend: str) -> None:
+    cls = get_backend(backend)
+    workload = load_spec_text(SPEC.format(backend=backend)).workload
+    effective, notes = cls.resolve({}, workload)
+    runner = {p for p, d in PARAMETERS.items() if d.generic}
+    assert set(effective) - {"hint_values"} <= set(cls.parameters) | runner
+    assert all(isinstance(n, str) and n for n in notes)
+    if backend in INEXPRESSIBLE:
+        with pytest.raises(NotApplicable) as caught:
+            cls.resolve(INEXPRESSIBLE[backend], workload)
+        assert str(caught.value)  # the reason a user reads in the results
+
+
+class _Spoiled(Reader):
+    """A reader handing back one changed element per read: bytes that are not the file's."""
+
+    def __init__(self, inner: Reader) -> None:
+        self._inner = inner
+
+    def read(self, selection: Any) -> np.ndarray:
+        out = np.array(self._inner.read(selection), copy=True)
+        flat = out.reshape(-1).view(np.uint8)
+        flat[0] ^= 0xFF
+        return out
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+@pytest.mark.parametrize(
+    "backend", [b for b in backend_names() if issubclass(get_backend(b), SlabBackend)]
+)
+def test_changed_bytes_fail_the_trial_on_the_crc(tmp_path, monkeypatch, backend: str) -> None:
+    cls = get_backend(backend)
+    original = cls.open_reader
+
+    def open_reader(self, path, workload, params):
+        return _Spoiled(original(self, path, workload, params))
+
+    monkeypatch.setattr(cls, "open_reader", open_reader)
+    monkeypatch.setattr(trial_module, "_WARMED", {backend})  # the timed read must catch it
+    result = run_trial(_task(tmp_path, backend))
+    assert result.status == "failed"
+    assert "VerificationError" in result.error and "crc32" in result.error, result.error
+    assert not result.reads.get("full")  # no figures from a read that returned other bytes
