@@ -55,8 +55,10 @@ def registry(group: str, builtins: Mapping[str, str]) -> dict[str, str]:
     return table
 
 
-def load(group: str, name: str, table: Mapping[str, str]) -> Any:
-    """Import and return the object ``name`` stands for in ``table``.
+def load(group: str, name: str, builtins: Mapping[str, str]) -> Any:
+    """Import and return the object ``name`` stands for: a built-in, else a plugin.
+
+    A built-in name never reads the installed metadata (about 45 ms a process).
 
     Raises
     ------
@@ -65,6 +67,7 @@ def load(group: str, name: str, table: Mapping[str, str]) -> Any:
         does not import.
     """
     kind = group.rsplit(".", 1)[-1].rstrip("s")
+    table = builtins if name in builtins else registry(group, builtins)
     try:
         target = table[name]
     except KeyError:

@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: what Binder gives a session
 BINDER_MEMORY = 2 * 2**30
-#: a notebook at demo size aims for a minute
-RUN_LIMIT_S = 180
+#: a notebook run with its own defaults (the demo size) aims for a minute
+RUN_LIMIT_S = 120
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from iotune.errors import UsageError
-from iotune.plugins import EXECUTORS, executor_names, load, registry
+from iotune.plugins import EXECUTORS, executor_names, load
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "tests" / "fixtures" / "plugin"
@@ -68,7 +68,7 @@ def test_a_plugin_format_is_listed_and_sweeps(site: Path, tmp_path: Path) -> Non
 
 def test_an_unknown_name_lists_the_registered_ones() -> None:
     with pytest.raises(UsageError, match=r"unknown executor 'slurm'; allowed: serial, dask"):
-        load("iotune.executors", "slurm", registry("iotune.executors", EXECUTORS))
+        load("iotune.executors", "slurm", EXECUTORS)
     assert executor_names()[:2] == ("serial", "dask")
 
 

@@ -39,4 +39,4 @@ def get_backend(name: str) -> type[Backend]:
         ``name`` is not registered (the message lists the valid choices), or
         its plugin does not import.
     """
-    return load(GROUP, name, registry(GROUP, BUILTINS))
+    return load(GROUP, name, BUILTINS)

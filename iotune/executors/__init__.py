@@ -37,6 +37,6 @@ def make_executor(execution: ExecutionSpec) -> Executor:
 
 def get_executor(name: str) -> type[Executor]:
     """Return the executor class registered as ``name``."""
-    from iotune.plugins import EXECUTORS, load, registry
+    from iotune.plugins import EXECUTORS, load
 
-    return load(GROUP, name, registry(GROUP, EXECUTORS))
+    return load(GROUP, name, EXECUTORS)

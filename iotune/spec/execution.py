@@ -11,7 +11,7 @@ from typing import Any
 
 from iotune.model.checks import choice, fail, integer, mapping, positive_size, section
 from iotune.model.spec import ExecutionSpec
-from iotune.plugins import executor_names
+from iotune.plugins import EXECUTORS, executor_names
 
 CLUSTER_KINDS = ("slurm", "pbs")
 CLUSTER_KEYS = (
@@ -42,7 +42,9 @@ def parse_execution(value: object) -> ExecutionSpec:
     """
     keys = ("executor", "workers", "scheduler", "per_host", "cluster", "launcher")
     data = mapping(section(value), "execution", keys)
-    executor = choice(data.get("executor", "serial"), "execution.executor", executor_names())
+    executor = data.get("executor", "serial")
+    if executor not in EXECUTORS:  # a plugin's, or a typo: only then read the metadata
+        executor = choice(executor, "execution.executor", executor_names())
     if executor == "serial":
         for key in ("workers", "scheduler", "per_host", "cluster"):
             if key in data:

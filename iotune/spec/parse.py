@@ -198,12 +198,13 @@ def _precision(value: object) -> float:
 
 
 def parse_backends(value: object) -> tuple[str, ...]:
-    from iotune.backends import backend_names
+    from iotune.backends import BUILTINS, backend_names
 
     items = value if isinstance(value, list) else [value]
     if not items:
         raise fail("backend", f"empty list; allowed: {', '.join(backend_names())}")
-    names = tuple(choice(b, "backend", backend_names()) for b in items)
+    # a built-in name needs no look at the installed plugins (their metadata)
+    names = tuple(b if b in BUILTINS else choice(b, "backend", backend_names()) for b in items)
     if len(set(names)) != len(names):
         raise fail("backend", f"{value!r} lists a backend twice")
     return names
