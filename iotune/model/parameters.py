@@ -47,6 +47,8 @@ class ParameterDef:
         The label of its coordinate and axes.
     parse
         ``parse(value, path, workload)``: the value from the spec, validated.
+    example
+        A value as a spec writes it, for documentation and the registry's tests.
     generic
         Applied by the trial runner for any backend (not by a format).
     """
@@ -56,6 +58,7 @@ class ParameterDef:
     group: Group
     long_name: str
     parse: Parser
+    example: object
     generic: bool = False
 
     def __post_init__(self) -> None:
@@ -201,31 +204,56 @@ def _declare(*defs: ParameterDef) -> dict[str, ParameterDef]:
 
 
 PARAMETERS: dict[str, ParameterDef] = _declare(
-    ParameterDef("chunks", "shape", "format", "chunk shape", _parse_chunks),
-    ParameterDef("shards", "shape", "format", "shard shape", _parse_shards),
+    ParameterDef("chunks", "shape", "format", "chunk shape", _parse_chunks, [8, 32, 32]),
+    ParameterDef("shards", "shape", "format", "shard shape", _parse_shards, [8, 64, 64]),
     ParameterDef(
-        "transfer_size", "size", "format", "bytes per I/O call", lambda v, p, w: positive_size(v, p)
+        "transfer_size",
+        "size",
+        "format",
+        "bytes per I/O call",
+        lambda v, p, w: positive_size(v, p),
+        "1MiB",
     ),
-    ParameterDef("codec", "enum", "format", "compression codec", _wrap(codecs.parse_codec_name)),
-    ParameterDef("level", "count", "format", "compression level", _count(0, 22)),
-    ParameterDef("shuffle", "enum", "format", "shuffle filter", _wrap(codecs.parse_shuffle)),
     ParameterDef(
-        "chunk_cache", "size", "cache", "chunk cache size", lambda v, p, w: byte_size(v, p)
+        "codec", "enum", "format", "compression codec", _wrap(codecs.parse_codec_name), "zlib"
+    ),
+    ParameterDef("level", "count", "format", "compression level", _count(0, 22), 4),
+    ParameterDef(
+        "shuffle", "enum", "format", "shuffle filter", _wrap(codecs.parse_shuffle), "byte"
     ),
     ParameterDef(
-        "concurrency", "count", "parallel", "processes at once", _count(1, 256), generic=True
+        "chunk_cache", "size", "cache", "chunk cache size", lambda v, p, w: byte_size(v, p), "64MiB"
+    ),
+    ParameterDef(
+        "concurrency", "count", "parallel", "processes at once", _count(1, 256), 2, generic=True
     ),
     # parallel I/O (the mpiio backend; IOR's vocabulary)
-    ParameterDef("nprocs", "count", "parallel", "MPI processes", _count(1, 65536)),
+    ParameterDef("nprocs", "count", "parallel", "MPI processes", _count(1, 65536), 4),
     ParameterDef(
-        "block_size", "size", "parallel", "bytes per rank", lambda v, p, w: positive_size(v, p)
+        "block_size",
+        "size",
+        "parallel",
+        "bytes per rank",
+        lambda v, p, w: positive_size(v, p),
+        "4MiB",
     ),
-    ParameterDef("layout", "enum", "parallel", "file layout", _one_of("shared", "fpp")),
-    ParameterDef("io", "enum", "MPI", "MPI-IO calls", _one_of("collective", "independent")),
+    ParameterDef("layout", "enum", "parallel", "file layout", _one_of("shared", "fpp"), "fpp"),
     ParameterDef(
-        "access", "enum", "parallel", "access pattern", _one_of("contiguous", "strided", "block3d")
+        "io", "enum", "MPI", "MPI-IO calls", _one_of("collective", "independent"), "independent"
     ),
-    ParameterDef("hints", "name", "MPI", "MPI-IO hint set", _parse_hint_set_name),
-    ParameterDef("stripe_count", "count", "file system", "Lustre stripe count", _count(-1, 2000)),
-    ParameterDef("stripe_size", "size", "file system", "Lustre stripe size", _parse_stripe_size),
+    ParameterDef(
+        "access",
+        "enum",
+        "parallel",
+        "access pattern",
+        _one_of("contiguous", "strided", "block3d"),
+        "strided",
+    ),
+    ParameterDef("hints", "name", "MPI", "MPI-IO hint set", _parse_hint_set_name, "cb"),
+    ParameterDef(
+        "stripe_count", "count", "file system", "Lustre stripe count", _count(-1, 2000), 4
+    ),
+    ParameterDef(
+        "stripe_size", "size", "file system", "Lustre stripe size", _parse_stripe_size, "1MiB"
+    ),
 )
