@@ -185,6 +185,13 @@ def _one_of(*choices: str) -> Parser:
     return lambda v, p, w: choice(v, p, choices)
 
 
+def _parse_switch(value: object, path: str, workload: Workload) -> str:
+    # YAML reads on/off/true/false as booleans; results store the words
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return choice(value, path, ("off", "on"))
+
+
 def _parse_hint_set_name(value: object, path: str, workload: Workload) -> str:
     # the names are checked against the top-level ``hints`` section by the spec parser
     if not isinstance(value, str) or not value:
@@ -255,5 +262,13 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
     ),
     ParameterDef(
         "stripe_size", "size", "file system", "Lustre stripe size", _parse_stripe_size, "1MiB"
+    ),
+    ParameterDef(
+        "preallocate",
+        "enum",
+        "file system",
+        "space allocated before the writes",
+        _parse_switch,
+        "on",
     ),
 )

@@ -113,7 +113,9 @@ def test_verification_and_a_truncated_file(tmp_path):
     assert PosixBackend().verify(path, p) == {
         "layout": "raw",
         "transfer_size": 2**20,
+        "preallocate": "off",
         "bytes": W.nbytes,
+        "allocated_bytes": path.stat().st_blocks * 512,
     }
     with pytest.raises(VerificationError, match="not a regular file"):
         PosixBackend().verify(tmp_path / "missing.bin", p)
@@ -141,3 +143,41 @@ def test_resolve_and_availability():
     ok, detail = PosixBackend.available()
     assert ok and "pwrite" in detail
     assert PosixBackend().paths(Path("/nonexistent")) == []
+
+
+# --- preallocate: the file's blocks reserved before the first write --------------------
+
+
+@pytest.mark.parametrize(("setting", "reserved"), [("on", True), ("off", False)])
+def test_preallocate_reserves_the_blocks_before_the_first_write(tmp_path, setting, reserved):
+    p = params(preallocate=setting)
+    writer = PosixBackend().open_writer(tmp_path / "a.bin", W, p)
+    try:
+        before = (tmp_path / "a.bin").stat()  # nothing written yet
+        assert (before.st_blocks * 512 >= W.nbytes) is reserved
+        assert before.st_size == (W.nbytes if reserved else 0)
+        writer.write(0, Field(W).slab(0, W.shape[0]))
+    finally:
+        writer.close()
+    stored = PosixBackend().verify(tmp_path / "a.bin", p)
+    assert stored["preallocate"] == setting and stored["allocated_bytes"] >= W.nbytes
+    assert stored["bytes"] == W.nbytes
+
+
+def test_preallocate_is_a_posix_knob_from_the_spec_to_the_results(tmp_path):
+    from iotune.api import run
+    from iotune.spec.parse import load_spec_text
+
+    text = (
+        "version: 1\nname: prealloc\nworkload: {{shape: {{time: 8, y: 32, x: 48}}}}\n"
+        "backend: {backend}\nparameters: {{preallocate: [false, true]}}\n"
+        "read: {{patterns: [full]}}\nmeasure: {{repeats: 1}}\n"
+    )
+    assert PosixBackend.resolve({}, W)[0] == {"transfer_size": 2**20}  # the old id holds
+    with pytest.raises(UsageError, match="preallocate"):
+        load_spec_text(text.format(backend="zarr"))  # not a parameter of zarr
+    (tmp_path / "s.yaml").write_text(text.format(backend="posix"))
+    ds = run(tmp_path / "s.yaml", out=tmp_path / "out", progress=False)
+    assert list(ds["preallocate"].values) == ["off", "on"]
+    assert ds["preallocate"].attrs["long_name"] == "space allocated before the writes"
+    assert (ds["status"] == "ok").all()
