@@ -26,6 +26,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from iotune.model.parameters import PARAMETERS
 from iotune.model.records import TrialResult
 from iotune.model.spec import Sweep
 from iotune.results.dataset import to_dataset
@@ -75,6 +76,9 @@ def search_dataset(
     ds = to_dataset(plan, done, provenance=provenance)
     names = list(Space(sweep).names)
     ds = ds.assign_coords({n: ("point", [v.coords[n] for v in visits]) for n in names})
+    for name in names:  # units and labels from the registry, as a grid's coordinates have
+        if name in PARAMETERS:
+            ds[name].attrs.update(PARAMETERS[name].attrs())
     ds["measurements"] = ("point", np.array([v.measured for v in visits], dtype=float))
     ds["measurements"].attrs["long_name"] = (
         "trials that measured the point (re-measurements pooled)"

@@ -28,6 +28,11 @@ def test_only_the_visited_points_are_stored(searched) -> None:
     assert (counts == 5 * searched["measurements"].values).all()
 
 
+def test_parameter_coordinates_carry_the_registry_labels(searched) -> None:
+    assert searched["chunk_cache"].attrs == {"long_name": "chunk cache size", "units": "bytes"}
+    assert searched["codec"].attrs == {"long_name": "compression codec"}
+
+
 def test_round_trip_and_the_accessor(searched, tmp_path) -> None:
     ds = open_results(save(searched, tmp_path / "results.nc"))
     rows = ds.iotune.points()
