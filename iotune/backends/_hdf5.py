@@ -55,3 +55,118 @@ def resolve_layout(
         "chunk_cache": cache,
     }
     return codec, effective, notes
+
+
+#: HDF5 file and dataset properties beyond the layout, in the order listings show them
+FILE_KNOBS = (
+    "alignment",
+    "alignment_threshold",
+    "meta_block_size",
+    "sieve_buf_size",
+    "libver",
+    "page_size",
+    "page_buffer",
+    "fill_time",
+    "alloc_time",
+)
+#: chunk cache details that mean nothing without chunks
+CACHE_KNOBS = ("cache_slots", "cache_preemption")
+
+
+def resolve_file(
+    params: Mapping[str, Any], chunks: str, supported: tuple[str, ...], *, library: str = "h5py"
+) -> tuple[dict[str, Any], list[str]]:
+    """The effective file-level knobs of an HDF5 trial, and notes on those that do not apply.
+
+    Only knobs the trial names appear, so trials without them keep their ids.
+    ``supported`` are the knobs the backend's library can set; any other one
+    raises :class:`NotApplicable` with the reason.
+    """
+    effective: dict[str, Any] = {}
+    notes: list[str] = []
+    for name in (*FILE_KNOBS, *CACHE_KNOBS):
+        if name not in params or params[name] is None:
+            continue
+        if name not in supported:
+            raise NotApplicable(f"{name}: {library} cannot set it")
+        if name in CACHE_KNOBS and chunks == "contiguous":
+            notes.append(f"{name} does not apply to contiguous storage")
+            effective[name] = None
+            continue
+        effective[name] = params[name]
+    if "alignment_threshold" in effective and not effective.get("alignment"):
+        raise NotApplicable("alignment_threshold needs an alignment interval")
+    page, buffer = effective.get("page_size"), effective.get("page_buffer")
+    if page and effective.get("alignment"):
+        # measured: HDF5 places raw data page by page and ignores H5Pset_alignment there
+        raise NotApplicable("alignment: a paged file (page_size) aligns to its pages instead")
+    if buffer and not page:
+        raise NotApplicable("page_buffer needs page_size (HDF5 buffers pages of a paged file)")
+    if buffer and page and (buffer < page or buffer % page):
+        raise NotApplicable(
+            f"page_buffer {chunk_label(buffer)} is not a multiple of page_size {page} bytes"
+        )
+    return effective, notes
+
+
+def storage_offsets(dset: Any) -> list[tuple[int, int]]:
+    """``(file offset, bytes)`` of every stored chunk of an h5py dataset (or its one block)."""
+    dsid = dset.id
+    if dset.chunks is None:
+        offset = dsid.get_offset()
+        return [] if offset is None else [(offset, dsid.get_storage_size())]
+    infos = (dsid.get_chunk_info(i) for i in range(dsid.get_num_chunks()))
+    return [(info.byte_offset, info.size) for info in infos]
+
+
+def check_alignment(dset: Any, threshold: int, interval: int) -> int:
+    """Raise VerificationError unless every block of at least ``threshold`` bytes is aligned.
+
+    Returns how many blocks were checked.
+    """
+    from iotune.errors import VerificationError
+
+    blocks = [(o, n) for o, n in storage_offsets(dset) if n >= threshold]
+    wrong = [o for o, _ in blocks if o % interval]
+    if wrong:
+        raise VerificationError(
+            f"HDF5 did not align {len(wrong)} of {len(blocks)} chunks to {interval} bytes "
+            f"(first at offset {wrong[0]}; early allocation places chunks as one block)"
+        )
+    return len(blocks)
+
+
+#: h5py's names of the dataset properties, by the values a spec uses
+FILL_TIMES = {"ifset": "FILL_TIME_IFSET", "alloc": "FILL_TIME_ALLOC", "never": "FILL_TIME_NEVER"}
+ALLOC_TIMES = {
+    "default": "ALLOC_TIME_DEFAULT",
+    "early": "ALLOC_TIME_EARLY",
+    "incr": "ALLOC_TIME_INCR",
+    "late": "ALLOC_TIME_LATE",
+}
+
+
+def dataset_properties(dset: Any) -> dict[str, Any]:
+    """Fill time and allocation time as the file stores them, in the spec's words."""
+    from h5py import h5d
+
+    dcpl = dset.id.get_create_plist()
+    fill = {getattr(h5d, v): k for k, v in FILL_TIMES.items()}[dcpl.get_fill_time()]
+    alloc = {getattr(h5d, v): k for k, v in ALLOC_TIMES.items()}[dcpl.get_alloc_time()]
+    return {"fill_time": fill, "alloc_time": alloc}
+
+
+def file_space(file: Any) -> dict[str, Any]:
+    """The file-space strategy and page size an open h5py file was created with."""
+    from h5py import h5f
+
+    fcpl = file.id.get_create_plist()
+    strategy = fcpl.get_file_space_strategy()[0]
+    names = {
+        getattr(h5f, f"FSPACE_STRATEGY_{n.upper()}"): n
+        for n in ("fsm_aggr", "page", "aggr", "none")
+    }
+    return {
+        "file_space_strategy": names.get(strategy, str(strategy)),
+        "file_space_page_size": int(fcpl.get_file_space_page_size()),
+    }

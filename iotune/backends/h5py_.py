@@ -10,7 +10,16 @@ from typing import Any
 import numpy as np
 
 from iotune import codecs
-from iotune.backends._hdf5 import resolve_layout
+from iotune.backends._hdf5 import (
+    ALLOC_TIMES,
+    CACHE_KNOBS,
+    FILE_KNOBS,
+    check_alignment,
+    dataset_properties,
+    file_space,
+    resolve_file,
+    resolve_layout,
+)
 from iotune.backends.base import LaunchedBackend, Reader, Selection, SlabBackend, Writer
 from iotune.errors import NotApplicable, VerificationError
 from iotune.model.records import HINT_VALUES
@@ -23,17 +32,26 @@ MAX_RANK_MEMORY = 4 * 2**30
 
 
 def cache_kwargs(params: Mapping[str, Any], workload: Workload) -> dict[str, Any]:
-    """``rdcc_*`` keywords; the slot count follows HDF5's advice (prime, ~10x the chunks held)."""
-    size = params.get("chunk_cache")
-    if size is None:
+    """``rdcc_*`` keywords of ``h5py.File``.
+
+    Without ``cache_slots`` the slot count follows the HDF5 guide's advice: a
+    prime about 100 times the number of chunks the cache holds.
+    """
+    size, slots, w0 = (params.get(k) for k in ("chunk_cache", "cache_slots", "cache_preemption"))
+    if size is None and slots is None and w0 is None:
         return {}
-    chunks = parse_chunk_label(params["chunks"])
-    chunk_bytes = workload.itemsize * int(np.prod(chunks)) if isinstance(chunks, tuple) else 2**16
-    return {
-        "rdcc_nbytes": size,
-        "rdcc_nslots": _prime_at_least(max(521, 10 * size // chunk_bytes)),
-        "rdcc_w0": 0.75,
-    }
+    kwargs: dict[str, Any] = {"rdcc_w0": 0.75 if w0 is None else w0}
+    if size is not None:
+        kwargs["rdcc_nbytes"] = size
+    if slots is None and size is not None:
+        chunks = parse_chunk_label(params["chunks"])
+        chunk_bytes = (
+            workload.itemsize * int(np.prod(chunks)) if isinstance(chunks, tuple) else 2**16
+        )
+        slots = _prime_at_least(max(521, 100 * size // chunk_bytes))
+    if slots is not None:
+        kwargs["rdcc_nslots"] = slots
+    return kwargs
 
 
 def _prime_at_least(n: int) -> int:
@@ -43,6 +61,77 @@ def _prime_at_least(n: int) -> int:
     while not prime(n):
         n += 1
     return n
+
+
+def file_kwargs(params: Mapping[str, Any], workload: Workload, *, create: bool) -> dict[str, Any]:
+    """Keywords of ``h5py.File`` for the trial's file-level knobs and chunk cache."""
+    kwargs = cache_kwargs(params, workload)
+    if params.get("alignment"):
+        kwargs["alignment_interval"] = params["alignment"]
+        kwargs["alignment_threshold"] = params.get("alignment_threshold") or 1
+    if params.get("meta_block_size"):
+        kwargs["meta_block_size"] = params["meta_block_size"]
+    if params.get("libver"):
+        kwargs["libver"] = params["libver"]
+    if params.get("page_buffer"):
+        kwargs["page_buf_size"] = params["page_buffer"]
+    if create and params.get("page_size"):
+        kwargs |= {"fs_strategy": "page", "fs_page_size": params["page_size"]}
+    return kwargs
+
+
+def open_file(
+    path: Path,
+    mode: str,
+    params: Mapping[str, Any],
+    workload: Workload,
+    *,
+    driver: str | None = None,
+    driver_options: Mapping[str, Any] | None = None,
+) -> Any:
+    """Open an ``h5py.File`` with the trial's file access and creation properties.
+
+    ``sieve_buf_size`` has no ``h5py.File`` keyword: the file access property
+    list is then built the way ``h5py.File`` builds it and the sieve size set on it.
+    """
+    import h5py
+
+    kwargs = file_kwargs(params, workload, create=mode == "w")
+    options = dict(driver_options or {})
+    sieve = params.get("sieve_buf_size")
+    if not sieve:
+        return h5py.File(path, mode, driver=driver, **kwargs, **options)
+    from h5py._hl import files  # the helpers h5py.File itself uses
+
+    creation = {k: kwargs.pop(k) for k in ("fs_strategy", "fs_page_size") if k in kwargs}
+    fapl = files.make_fapl(driver, **kwargs, **options)
+    fapl.set_sieve_buf_size(int(sieve))
+    fcpl = files.make_fcpl(**creation) if mode == "w" else None
+    return h5py.File(files.make_fid(os.fsencode(path), mode, None, fapl, fcpl))
+
+
+def access_properties(file: Any) -> dict[str, Any]:
+    """What the library applied to an open file: alignment, metadata and sieve sizes, libver."""
+    from h5py import h5f
+
+    fapl = file.id.get_access_plist()
+    threshold, interval = fapl.get_alignment()
+    names = {getattr(h5f, n): n.removeprefix("LIBVER_").lower() for n in dir(h5f) if "LIBVER_" in n}
+    # LATEST is the newest version's own number: say "latest", as a spec does
+    names |= {h5f.LIBVER_EARLIEST: "earliest", h5f.LIBVER_LATEST: "latest"}
+    low, high = fapl.get_libver_bounds()
+    nbytes = fapl.get_cache()[2]
+    return {
+        "alignment": int(interval),
+        "alignment_threshold": int(threshold),
+        "meta_block_size": int(fapl.get_meta_block_size()),
+        "sieve_buf_size": int(fapl.get_sieve_buf_size()),
+        "libver": f"{names.get(low, low)}..{names.get(high, high)}",
+        "page_buffer": int(fapl.get_page_buffer_size()[0]),
+        "chunk_cache": int(nbytes),
+        "cache_slots": int(fapl.get_cache()[1]),
+        "cache_preemption": float(fapl.get_cache()[3]),
+    }
 
 
 def create_dataset(file: Any, workload: Workload, params: Mapping[str, Any]) -> Any:
@@ -62,18 +151,34 @@ def create_dataset(file: Any, workload: Workload, params: Mapping[str, Any]) -> 
         dtype=workload.dtype,
         chunks=chunks,
         **codecs.h5py_encoding(codec),
+        **_dataset_kwargs(params),
     )
     for axis, dim in enumerate(workload.dims):
         dset.attrs[f"dim{axis}"] = dim
     return dset
 
 
+def _dataset_kwargs(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``fill_time`` and a ``dcpl`` with the allocation time, when the trial sets them."""
+    from h5py import h5d, h5p
+
+    kwargs: dict[str, Any] = {}
+    if params.get("fill_time"):
+        kwargs["fill_time"] = params["fill_time"]
+    if params.get("alloc_time"):
+        dcpl = h5p.create(h5p.DATASET_CREATE)
+        dcpl.set_alloc_time(getattr(h5d, ALLOC_TIMES[params["alloc_time"]]))
+        kwargs["dcpl"] = dcpl
+    return kwargs
+
+
 class _H5Writer(Writer):
     def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
-        import h5py
 
-        self._file = h5py.File(path, "w", **cache_kwargs(params, workload))
+        self._file = open_file(path, "w", params, workload)
         self._dset = create_dataset(self._file, workload, params)
+        #: what the library applied, for verify: the file keeps none of it
+        self.applied = access_properties(self._file)
 
     def write(self, start: int, data: np.ndarray) -> None:
         self._dset[start : start + data.shape[0]] = data
@@ -84,9 +189,8 @@ class _H5Writer(Writer):
 
 class _H5Reader(Reader):
     def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
-        import h5py
 
-        self._file = h5py.File(path, "r", **cache_kwargs(params, workload))
+        self._file = open_file(path, "r", params, workload)
         self._dset = self._file[DATASET]
 
     def read(self, selection: Selection) -> np.ndarray:
@@ -113,6 +217,8 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         "hints",
         "stripe_count",
         "stripe_size",
+        *FILE_KNOBS,
+        *CACHE_KNOBS,
     )
     description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
     rank_program = "iotune.backends.h5py_rank"
@@ -148,6 +254,8 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         from iotune.mpi.launch import check_stripe_hints
 
         codec, effective, notes = resolve_layout(params, cls.parallel_support)
+        knobs, file_notes = resolve_file(params, effective["chunks"], FILE_KNOBS + CACHE_KNOBS)
+        effective, notes = effective | knobs, notes + file_notes
         n = int(params.get("nprocs", 1))
         parallel_only = ("io", "hints", "stripe_count", "stripe_size")
         if n == 1:
@@ -163,6 +271,8 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         if 2 * steps * (workload.nbytes // workload.shape[0]) > MAX_RANK_MEMORY:
             raise NotApplicable(f"a rank of {n} would hold more than 4GiB of its block in memory")
         io = params.get("io", "collective")
+        if knobs.get("page_buffer"):
+            raise NotApplicable("page_buffer: HDF5's page buffer does not work in parallel")
         if io == "independent" and codec.name != "none":
             # HDF5 writes filtered chunks in parallel only through collective I/O
             raise NotApplicable("compressed parallel HDF5 writes need io: collective")
@@ -217,7 +327,9 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         )
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
-        return _H5Writer(path, workload, params)
+        writer = _H5Writer(path, workload, params)
+        self._applied = writer.applied
+        return writer
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
         return _H5Reader(path, workload, params)
@@ -230,6 +342,11 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
             plist = dset.id.get_create_plist()
             filters = [plist.get_filter(i) for i in range(plist.get_nfilters())]
             layout = "contiguous" if dset.chunks is None else chunk_label(dset.chunks)
+            stored = {"layout": layout, "filters": [f[3].decode(errors="replace") for f in filters]}
+            stored |= dataset_properties(dset) | file_space(fh)
+            if params.get("alignment"):
+                threshold = params.get("alignment_threshold") or 1
+                stored["aligned_chunks"] = check_alignment(dset, threshold, params["alignment"])
         codec = codecs.Codec.from_params(params)
         ids = [f[0] for f in filters]
         expected = codecs.h5py_expected_filters(codec)
@@ -239,4 +356,24 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
             raise VerificationError(f"deflate level is {filters[-1][2][0]}, asked {codec.level}")
         if params["chunks"] != "auto" and layout != params["chunks"]:
             raise VerificationError(f"file chunking is {layout}, asked {params['chunks']}")
-        return {"layout": layout, "filters": [f[3].decode(errors="replace") for f in filters]}
+        stored |= getattr(self, "_applied", {})
+        _check_applied(stored, params)
+        return stored
+
+
+def _check_applied(stored: Mapping[str, Any], params: Mapping[str, Any]) -> None:
+    """Raise VerificationError where the file or library holds other values than asked."""
+    # 0 and absent leave a property at the library's default: nothing to compare
+    wanted = {k: params[k] for k in (*FILE_KNOBS, *CACHE_KNOBS) if params.get(k)}
+    if "page_size" in wanted:
+        wanted["file_space_strategy"] = "page"
+        wanted["file_space_page_size"] = wanted.pop("page_size")
+    wanted.pop("libver", None)  # stored as the bounds "latest..latest"
+    if params.get("libver") and str(stored.get("libver", "")).split("..")[0] != params["libver"]:
+        raise VerificationError(
+            f"libver bounds are {stored.get('libver')}, asked {params['libver']}"
+        )
+    wrong = {k: (stored.get(k), v) for k, v in wanted.items() if stored.get(k) != v}
+    if wrong:
+        detail = ", ".join(f"{k}={got!r} (asked {want!r})" for k, (got, want) in wrong.items())
+        raise VerificationError(f"file properties differ from the request: {detail}")

@@ -68,12 +68,12 @@ class H5Rank(RankProgram):
             self.path.unlink()
 
     def _open(self, mode: str) -> Any:
-        import h5py
+        from iotune.backends.h5py_ import open_file
 
-        from iotune.backends.h5py_ import cache_kwargs
-
-        kwargs = cache_kwargs(self.params, self.workload)
-        return h5py.File(self.path, mode, driver="mpio", comm=self.comm, info=self.info, **kwargs)
+        options = {"comm": self.comm, "info": self.info}
+        return open_file(
+            self.path, mode, self.params, self.workload, driver="mpio", driver_options=options
+        )
 
     def write(self, *, fsync: bool) -> tuple[float, float]:
         """Timed collective create, write of this rank's block, flush and close."""

@@ -8,21 +8,27 @@ from typing import Any
 
 import numpy as np
 
-from iotune import codecs
-from iotune.backends._hdf5 import resolve_layout
+from iotune import codecs, quantize
+from iotune.backends._hdf5 import CACHE_KNOBS, FILE_KNOBS, resolve_file, resolve_layout
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
-from iotune.errors import VerificationError
+from iotune.errors import NotApplicable, VerificationError
 from iotune.model.spec import Workload
 from iotune.units import chunk_label, parse_chunk_label
 
 VARIABLE = "data"
+FORMATS = ("NETCDF4", "NETCDF4_CLASSIC", "NETCDF3_64BIT_DATA")
+#: the HDF5 knobs netCDF-C lets a program set (nc_set_alignment, nc_set_var_chunk_cache)
+#: what netCDF-C applied to the last file this process created, kept by nothing in the file
+_APPLIED: dict[str, Any] = {}
+HDF5_KNOBS = ("alignment", "alignment_threshold", *CACHE_KNOBS)
 
 
 class _NCWriter(Writer):
     def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
-        import netCDF4
 
-        self._ds = netCDF4.Dataset(path, "w", format="NETCDF4")
+        self._ds = _create(path, params)
+        if params.get("fill") == "off":
+            self._ds.set_fill_off()
         for dim, size in zip(workload.dims, workload.shape, strict=True):
             self._ds.createDimension(dim, size)
         layout: dict[str, Any] = {}
@@ -32,8 +38,9 @@ class _NCWriter(Writer):
         elif chunks != "auto":
             layout["chunksizes"] = chunks
         encoding = codecs.netcdf4_encoding(codecs.Codec.from_params(params))
+        lossy = quantize.netcdf4_kwargs(quantize.Quantize.from_params(params))
         self._var = self._ds.createVariable(
-            VARIABLE, workload.dtype, workload.dims, **layout, **encoding
+            VARIABLE, workload.dtype, workload.dims, **layout, **encoding, **lossy
         )
         _set_cache(self._var, params)
 
@@ -60,9 +67,48 @@ class _NCReader(Reader):
         self._ds.close()
 
 
+def _create(path: Path, params: Mapping[str, Any]) -> Any:
+    # nc_set_alignment is global: set just for this create, and read back while set
+    """Create the file; netCDF-C's alignment is global, so it is set just for this call."""
+    import netCDF4
+
+    fmt = params.get("format") or "NETCDF4"
+    if not params.get("alignment"):
+        return netCDF4.Dataset(path, "w", format=fmt)
+    before = netCDF4.get_alignment()
+    netCDF4.set_alignment(params.get("alignment_threshold") or 1, params["alignment"])
+    _APPLIED["alignment"] = netCDF4.get_alignment()[1]
+    try:
+        return netCDF4.Dataset(path, "w", format=fmt)
+    finally:
+        # once set, netCDF-C hands (0, 0) to H5Pset_alignment, which fails every later
+        # create ("HDF error"); (1, 1) is HDF5's own default, aligning nothing
+        netCDF4.set_alignment(*before if before[1] else (1, 1))
+
+
 def _set_cache(var: Any, params: Mapping[str, Any]) -> None:
-    if params.get("chunk_cache") is not None:
-        var.set_var_chunk_cache(size=params["chunk_cache"])
+    size, slots, w0 = (params.get(k) for k in ("chunk_cache", "cache_slots", "cache_preemption"))
+    if size is None and slots is None and w0 is None:
+        return
+    now = var.get_var_chunk_cache()
+    var.set_var_chunk_cache(
+        size=now[0] if size is None else size,
+        nelems=now[1] if slots is None else slots,
+        preemption=now[2] if w0 is None else w0,
+    )
+
+
+def _check_classic(effective: dict[str, Any]) -> None:
+    """What a netCDF-3 file cannot hold: chunks, codecs, HDF5 properties, quantisation."""
+    if effective["chunks"] != "contiguous":
+        raise NotApplicable("format NETCDF3_64BIT_DATA stores no chunks: use chunks: contiguous")
+    if effective["codec"] != "none":
+        raise NotApplicable("format NETCDF3_64BIT_DATA has no compression")
+    hdf5 = [k for k in HDF5_KNOBS if effective.get(k)]
+    if hdf5:
+        raise NotApplicable(f"{', '.join(hdf5)}: a NETCDF3_64BIT_DATA file is not HDF5")
+    if effective.get("quantize", "off") != "off":
+        raise NotApplicable("quantize: netCDF-C quantises only netCDF-4 files")
 
 
 class NetCDF4Backend(SlabBackend):
@@ -71,7 +117,19 @@ class NetCDF4Backend(SlabBackend):
     name = "netcdf4"
     library = "netCDF4"
     suffix = ".nc"
-    parameters = ("chunks", "codec", "level", "shuffle", "chunk_cache", "nprocs")
+    parameters = (
+        "chunks",
+        "codec",
+        "level",
+        "shuffle",
+        "chunk_cache",
+        "nprocs",
+        "fill",
+        "format",
+        "quantize",
+        *FILE_KNOBS,
+        *CACHE_KNOBS,
+    )
     description = "netCDF4 (HDF5) files via netCDF4-python"
 
     @classmethod
@@ -92,6 +150,11 @@ class NetCDF4Backend(SlabBackend):
     ) -> tuple[dict[str, Any], list[str]]:
         codec, effective, notes = resolve_layout(params, cls.parallel_support)
         codecs.netcdf4_encoding(codec)  # raises NotApplicable for what netCDF4 cannot do
+        knobs, more = resolve_file(params, effective["chunks"], HDF5_KNOBS, library="netCDF-C")
+        effective, notes = effective | knobs, notes + more
+        effective |= {k: params[k] for k in ("fill", "format", "quantize") if k in params}
+        if effective.get("format") == "NETCDF3_64BIT_DATA":
+            _check_classic(effective)
         return effective, notes
 
     @classmethod
@@ -115,13 +178,38 @@ class NetCDF4Backend(SlabBackend):
 
         with netCDF4.Dataset(path, "r") as ds:
             var = ds.variables[VARIABLE]
-            filters, chunking = var.filters(), var.chunking()
-        layout = "contiguous" if chunking == "contiguous" else chunk_label(chunking)
+            # a netCDF-3 variable has neither filters nor chunking (both None)
+            filters, chunking = var.filters() or {}, var.chunking()
+            stored: dict[str, Any] = {
+                "format": ds.data_model,
+                "fill": "off" if var.get_fill_value() is None else "on",
+                "quantize": _quantization(var),
+            }
+        layout = "contiguous" if chunking in ("contiguous", None) else chunk_label(chunking)
         expected = codecs.netcdf4_expected_filters(codecs.Codec.from_params(params))
-        wrong = {k: (filters.get(k), v) for k, v in expected.items() if filters.get(k) != v}
+        wrong = {k: (filters.get(k), v) for k, v in expected.items() if filters.get(k, False) != v}
         if wrong:
             detail = ", ".join(f"{k}={got!r} (asked {want!r})" for k, (got, want) in wrong.items())
             raise VerificationError(f"file filters differ from the request: {detail}")
         if params["chunks"] != "auto" and layout != params["chunks"]:
             raise VerificationError(f"file chunking is {layout}, asked {params['chunks']}")
-        return {"layout": layout, "filters": filters}
+        # netCDF-C keeps the alignment for files it creates later, not in the file; the
+        # chunks' offsets are checked with h5py by the tests (two HDF5 builds in one
+        # process make netCDF-C's next create fail)
+        if params.get("alignment"):
+            stored["alignment"] = _APPLIED.get("alignment")
+        asked = {k: params[k] for k in ("fill", "format", "quantize") if k in params}
+        differ = {k: (stored[k], v) for k, v in asked.items() if stored[k] != v}
+        if differ:
+            detail = ", ".join(f"{k}={got!r} (asked {want!r})" for k, (got, want) in differ.items())
+            raise VerificationError(f"file properties differ from the request: {detail}")
+        return {"layout": layout, "filters": filters, **stored}
+
+
+def _quantization(var: Any) -> str:
+    """The variable's quantisation as the vocabulary writes it (``off``, ``digits:3``)."""
+    found = var.quantization()
+    if not found:
+        return "off"
+    modes = {v: k for k, v in quantize.NETCDF_MODES.items()}
+    return f"{modes[found[1]]}:{found[0]}"

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from iotune import codecs
+from iotune import codecs, quantize
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.errors import NotApplicable, VerificationError
 from iotune.model.spec import Workload
@@ -44,24 +44,35 @@ class _ZarrWriter(Writer):
         import zarr
 
         layout = _layout(params, workload.shape)
-        with _quiet():
+        self._config = _config(params)
+        lossy = quantize.Quantize.from_params(params)
+        with _quiet(), zarr.config.set(self._config):
             compressors = _compressors(params, np.dtype(workload.dtype).itemsize)
             self._group = zarr.open_group(str(path), mode="w", zarr_format=3)
             self._array = self._group.create_array(
                 VARIABLE,
                 shape=workload.shape,
                 dtype=workload.dtype,
+                filters=quantize.zarr_filters(lossy, workload.dtype) or None,
                 compressors=compressors,
                 dimension_names=workload.dims,
                 fill_value=0,
-                # Chunks equal to the fill value are otherwise skipped; every
-                # chunk is stored so sizes and I/O compare with the other formats.
-                config={"write_empty_chunks": True},
+                # Chunks equal to the fill value are otherwise skipped; unless the
+                # trial says otherwise every chunk is stored, so sizes and I/O
+                # compare with the other formats.
+                config={"write_empty_chunks": params.get("write_empty_chunks", "on") == "on"},
                 **layout,
             )
+            #: what zarr applied, for verify: the store keeps none of it
+            self.applied = {
+                "write_empty_chunks": "on" if self._array.config.write_empty_chunks else "off",
+                "async_concurrency": zarr.config.get("async.concurrency"),
+            }
 
     def write(self, start: int, data: np.ndarray) -> None:
-        with _quiet():
+        import zarr
+
+        with _quiet(), zarr.config.set(self._config):
             self._array[start : start + data.shape[0]] = data
 
     def close(self) -> None:
@@ -70,11 +81,14 @@ class _ZarrWriter(Writer):
 
 
 class _ZarrReader(Reader):
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, params: Mapping[str, Any]) -> None:
         self._array = _open_array(path)
+        self._config = _config(params)
 
     def read(self, selection: Selection) -> np.ndarray:
-        with _quiet():
+        import zarr
+
+        with _quiet(), zarr.config.set(self._config):
             return np.asarray(self._array[selection])
 
     def close(self) -> None:
@@ -88,6 +102,12 @@ def _open_array(path: Path) -> Any:
         return zarr.open_array(str(path), path=VARIABLE, mode="r", zarr_format=3)
 
 
+def _config(params: Mapping[str, Any]) -> dict[str, Any]:
+    """zarr.config settings of the trial (``async.concurrency``), applied around each call."""
+    value = params.get("async_concurrency")
+    return {} if value is None else {"async.concurrency": int(value)}
+
+
 def _compressors(params: Mapping[str, Any], itemsize: int) -> list[Any] | None:
     return codecs.zarr_compressors(codecs.Codec.from_params(params), itemsize=itemsize)
 
@@ -99,7 +119,9 @@ def _layout(params: Mapping[str, Any], shape: tuple[int, ...]) -> dict[str, Any]
         chunks = shape
     layout: dict[str, Any] = {"chunks": chunks}
     if params["shards"] != "none":
-        layout["shards"] = parse_chunk_label(params["shards"])
+        shape = parse_chunk_label(params["shards"])
+        index = params.get("shard_index")
+        layout["shards"] = shape if index is None else {"shape": shape, "index_location": index}
     return layout
 
 
@@ -129,7 +151,18 @@ class ZarrBackend(SlabBackend):
     name = "zarr"
     library = "zarr"
     suffix = ".zarr"
-    parameters = ("chunks", "shards", "codec", "level", "shuffle", "chunk_cache")
+    parameters = (
+        "chunks",
+        "shards",
+        "codec",
+        "level",
+        "shuffle",
+        "chunk_cache",
+        "async_concurrency",
+        "write_empty_chunks",
+        "shard_index",
+        "quantize",
+    )
     description = "Zarr format 3 directory stores via zarr-python"
     inapplicable = ("chunk_cache",)
 
@@ -156,13 +189,21 @@ class ZarrBackend(SlabBackend):
             "shuffle": codec.shuffle,
             "chunk_cache": None,
         }
+        knobs = ("async_concurrency", "write_empty_chunks", "shard_index", "quantize")
+        effective |= {k: params[k] for k in knobs if k in params}
+        if "shard_index" in params and shards == "none":
+            notes.append("shard_index applies only with shards")
+            effective["shard_index"] = None
+        quantize.zarr_filters(quantize.Quantize.from_params(effective), workload.dtype)
         return effective, notes
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
-        return _ZarrWriter(path, workload, params)
+        writer = _ZarrWriter(path, workload, params)
+        self._applied = writer.applied
+        return writer
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
-        return _ZarrReader(path)
+        return _ZarrReader(path, params)
 
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
         array = _open_array(path)
@@ -179,4 +220,27 @@ class ZarrBackend(SlabBackend):
             raise VerificationError(f"store chunking is {layout}, asked {params['chunks']}")
         if shards != params["shards"]:
             raise VerificationError(f"store shards are {shards}, asked {params['shards']}")
-        return {"layout": layout, "shards": shards, "compressors": [c["name"] for c in got]}
+        stored = {"layout": layout, "shards": shards, "compressors": [c["name"] for c in got]}
+        stored |= _properties(array) | getattr(self, "_applied", {})
+        knobs = ("async_concurrency", "write_empty_chunks", "shard_index", "quantize")
+        asked = {k: params[k] for k in knobs if params.get(k) is not None}
+        differ = {k: (stored.get(k), v) for k, v in asked.items() if stored.get(k) != v}
+        if differ:
+            detail = ", ".join(f"{k}={got!r} (asked {want!r})" for k, (got, want) in differ.items())
+            raise VerificationError(f"store properties differ from the request: {detail}")
+        return stored
+
+
+def _properties(array: Any) -> dict[str, Any]:
+    """Shard index location and quantisation as the store's metadata says."""
+    found: dict[str, Any] = {"quantize": "off"}
+    for codec in array.metadata.codecs:
+        if hasattr(codec, "index_location"):
+            found["shard_index"] = str(codec.index_location.value)
+    for f in array.filters:
+        config = f.to_dict().get("configuration", {})
+        if "keepbits" in config:
+            found["quantize"] = f"bitround:{config['keepbits']}"
+        elif "digits" in config:
+            found["quantize"] = f"digits:{config['digits']}"
+    return found

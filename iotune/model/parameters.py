@@ -22,10 +22,10 @@ from iotune.units import chunk_label, format_size
 if TYPE_CHECKING:
     from iotune.model.spec import Workload
 
-Kind = Literal["size", "count", "enum", "shape", "name"]
+Kind = Literal["size", "count", "enum", "shape", "name", "fraction"]
 Group = Literal["format", "cache", "parallel", "file system", "MPI"]
 Parser = Callable[[object, str, "Workload"], Any]
-KINDS: tuple[str, ...] = ("size", "count", "enum", "shape", "name")
+KINDS: tuple[str, ...] = ("size", "count", "enum", "shape", "name", "fraction")
 GROUPS: tuple[str, ...] = ("format", "cache", "parallel", "file system", "MPI")
 
 
@@ -40,7 +40,7 @@ class ParameterDef:
     kind
         ``size`` (bytes), ``count`` (an integer), ``enum`` (one of ``choices``),
         ``shape`` (per-dimension sizes, stored as a label like ``8x128x128``) or
-        ``name`` (a free name, e.g. a hint set).
+        ``name`` (a free name, e.g. a hint set) or ``fraction`` (a number from 0 to 1).
     group
         Which knobs it belongs to, for listings: format, cache, parallel, file system, MPI.
     long_name
@@ -75,7 +75,7 @@ class ParameterDef:
     @property
     def units(self) -> str | None:
         """CF ``units`` of the coordinate: ``bytes``, ``1`` for counts, none for labels."""
-        return {"size": "bytes", "count": "1"}.get(self.kind)
+        return {"size": "bytes", "count": "1", "fraction": "1"}.get(self.kind)
 
     def show(self, value: Any) -> str:
         """A value as a person writes it in a spec: ``64MiB``, ``8x128x128``, ``zlib``."""
@@ -192,6 +192,25 @@ def _parse_switch(value: object, path: str, workload: Workload) -> str:
     return choice(value, path, ("off", "on"))
 
 
+def _parse_fraction(value: object, path: str, workload: Workload) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = float("nan")
+    if isinstance(value, bool) or not 0 <= number <= 1:
+        raise fail(path, f"expected a number from 0 to 1, got {value!r}")
+    return number
+
+
+def _parse_quantize(value: object, path: str, workload: Workload) -> str:
+    from iotune import quantize
+
+    try:
+        return quantize.parse(value, dtype=workload.dtype).label
+    except ValueError as err:
+        raise fail(path, str(err)) from err
+
+
 def _parse_hint_set_name(value: object, path: str, workload: Workload) -> str:
     # the names are checked against the top-level ``hints`` section by the spec parser
     if not isinstance(value, str) or not value:
@@ -203,6 +222,22 @@ def _parse_stripe_size(value: object, path: str, workload: Workload) -> int:
     size = positive_size(value, path)
     if size % 65536:  # what lfs setstripe -S demands
         raise fail(path, f"{value!r} is not a multiple of 64KiB, which Lustre requires")
+    return size
+
+
+def _positive(value: object, path: str, workload: Workload) -> int:
+    return positive_size(value, path)
+
+
+def _off_or_size(value: object, path: str, workload: Workload) -> int:
+    # 0 leaves the property at the library's default, so a sweep can compare with it
+    return byte_size(value, path)
+
+
+def _page(value: object, path: str, workload: Workload) -> int:
+    size = byte_size(value, path)
+    if 0 < size < 512:  # H5Pset_file_space_page_size's minimum
+        raise fail(path, f"{value!r} is smaller than 512 bytes, HDF5's smallest page")
     return size
 
 
@@ -270,5 +305,136 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         "space allocated before the writes",
         _parse_switch,
         "on",
+    ),
+    # POSIX file-level knobs (the posix backend)
+    ParameterDef("direct", "enum", "file system", "O_DIRECT (no page cache)", _parse_switch, "on"),
+    ParameterDef(
+        "fadvise",
+        "enum",
+        "file system",
+        "posix_fadvise advice",
+        _one_of("none", "sequential", "random"),
+        "sequential",
+    ),
+    ParameterDef(
+        "sync",
+        "enum",
+        "file system",
+        "how writes reach the disk",
+        _one_of("fsync", "fdatasync", "dsync"),
+        "fdatasync",
+    ),
+    # HDF5 file-level knobs (h5py; netCDF4 where netCDF-C exposes them)
+    ParameterDef(
+        "alignment", "size", "format", "HDF5 alignment interval (0: none)", _off_or_size, "1MiB"
+    ),
+    ParameterDef(
+        "alignment_threshold",
+        "size",
+        "format",
+        "HDF5 alignment threshold",
+        lambda v, p, w: byte_size(v, p),
+        "64KiB",
+    ),
+    ParameterDef(
+        "meta_block_size", "size", "format", "HDF5 metadata block size", _positive, "1MiB"
+    ),
+    ParameterDef(
+        "sieve_buf_size", "size", "format", "HDF5 data sieve buffer size", _positive, "1MiB"
+    ),
+    ParameterDef(
+        "libver",
+        "enum",
+        "format",
+        "HDF5 file format versions (lower bound)",
+        _one_of("earliest", "v110", "v112", "v114", "latest"),
+        "latest",
+    ),
+    ParameterDef(
+        "page_size", "size", "format", "HDF5 file-space page size (0: not paged)", _page, "4MiB"
+    ),
+    ParameterDef(
+        "page_buffer", "size", "cache", "HDF5 page buffer size (0: none)", _off_or_size, "16MiB"
+    ),
+    ParameterDef(
+        "fill_time",
+        "enum",
+        "format",
+        "HDF5 fill time",
+        _one_of("ifset", "alloc", "never"),
+        "never",
+    ),
+    ParameterDef(
+        "alloc_time",
+        "enum",
+        "format",
+        "HDF5 space allocation time",
+        _one_of("default", "early", "incr", "late"),
+        "early",
+    ),
+    ParameterDef(
+        "cache_slots", "count", "cache", "chunk cache hash slots", _count(1, 2**24), 12421
+    ),
+    ParameterDef(
+        "cache_preemption",
+        "fraction",
+        "cache",
+        "chunk cache preemption (w0)",
+        _parse_fraction,
+        0.75,
+    ),
+    # netCDF4
+    ParameterDef("fill", "enum", "format", "netCDF fill mode", _parse_switch, "off"),
+    ParameterDef(
+        "format",
+        "enum",
+        "format",
+        "netCDF file format",
+        _one_of("NETCDF4", "NETCDF4_CLASSIC", "NETCDF3_64BIT_DATA"),
+        "NETCDF4_CLASSIC",
+    ),
+    ParameterDef(
+        "quantize",
+        "name",
+        "format",
+        "lossy quantisation (mode:digits or bits)",
+        _parse_quantize,
+        "bitround:10",
+    ),
+    # Zarr
+    ParameterDef(
+        "async_concurrency", "count", "parallel", "zarr async.concurrency", _count(1, 1024), 10
+    ),
+    ParameterDef(
+        "write_empty_chunks",
+        "enum",
+        "format",
+        "store chunks equal to the fill value",
+        _parse_switch,
+        "off",
+    ),
+    ParameterDef(
+        "shard_index", "enum", "format", "shard index location", _one_of("start", "end"), "start"
+    ),
+    # MPI-IO hints as typed parameters (merged into the trial's hint set)
+    ParameterDef(
+        "cb_nodes", "count", "MPI", "collective buffering aggregators", _count(1, 65536), 2
+    ),
+    ParameterDef("cb_buffer_size", "size", "MPI", "collective buffer size", _positive, "16MiB"),
+    ParameterDef(
+        "striping_factor",
+        "count",
+        "MPI",
+        "MPI-IO striping factor (stripe count)",
+        _count(1, 2000),
+        4,
+    ),
+    ParameterDef(
+        "striping_unit",
+        "size",
+        "MPI",
+        "MPI-IO striping unit (stripe size)",
+        _parse_stripe_size,
+        "1MiB",
     ),
 )

@@ -92,7 +92,8 @@ def to_dataset(
             sweep.measure,
         )
     concurrency = any("concurrency" in t.params for t in plan.trials)
-    data_vars = _variables(arrays, pdims, concurrency=concurrency)
+    lossy = any(t.params.get("quantize", "off") != "off" for t in plan.trials)
+    data_vars = _variables(arrays, pdims, concurrency=concurrency, lossy=lossy)
     coords: dict[str, Any] = {d: list(plan.coords[d]) for d in pdims}
     coords["pattern"] = list(patterns)
     coords["repeat"] = np.arange(repeats)
@@ -135,11 +136,18 @@ _POINT_VARS: dict[str, tuple[str | None, str]] = {
     "error": (None, "why a point failed or does not apply, or what it did not measure"),
     "trial_id": (None, "stable id of the trial that measured the point"),
     "effective": (None, "effective parameters of the trial (JSON)"),
+    "file_properties": (None, "what the file and library hold, read back after writing (JSON)"),
+}
+#: only in sweeps with lossy ``quantize``: what quantisation cost on the workload's values
+_ERROR_VARS: dict[str, tuple[str | None, str]] = {
+    "max_abs_error": ("1", "largest absolute error of a stored value"),
+    "max_rel_error": ("1", "largest relative error of a stored value"),
+    "digits_kept": ("1", "significant decimal digits every stored value keeps"),
 }
 
 
 def _variables(
-    arrays: Mapping[str, np.ndarray], pdims: tuple[str, ...], *, concurrency: bool
+    arrays: Mapping[str, np.ndarray], pdims: tuple[str, ...], *, concurrency: bool, lossy: bool
 ) -> dict[str, Any]:
     """The data variables over the parameter dimensions ``pdims``, with their attributes."""
     rdims, wdims = (*pdims, "pattern", "repeat"), (*pdims, "repeat")
@@ -163,7 +171,7 @@ def _variables(
     )
     for name, (unit, long) in _PATTERN_VARS.items():
         data_vars[name] = ((*pdims, "pattern"), arrays[name], attrs(unit, long))
-    for name, (unit, long) in _POINT_VARS.items():
+    for name, (unit, long) in (_POINT_VARS | (_ERROR_VARS if lossy else {})).items():
         data_vars[name] = (pdims, arrays[name], attrs(unit, long))
     return data_vars
 
@@ -183,7 +191,9 @@ def _empty(shape: tuple[int, ...], npat: int, nrep: int) -> dict[str, np.ndarray
     for name in ("read_MiBps_ci_low", "read_MiBps_ci_high"):
         arrays[name] = np.full((*shape, npat), np.nan)
     arrays["ratio"] = np.full(shape, np.nan)
-    for name in ("status", "error", "trial_id", "effective", "repeats_stop"):
+    for name in _ERROR_VARS:
+        arrays[name] = np.full(shape, np.nan)
+    for name in ("status", "error", "trial_id", "effective", "repeats_stop", "file_properties"):
         arrays[name] = np.full(shape, "", dtype=object)
     return arrays
 
@@ -233,6 +243,9 @@ def _fill(
         arrays["read_bytes"][(*index, p)] = runs[0]["bytes"]
         arrays["read_ops"][(*index, p)] = runs[0]["ops"]
     arrays["file_bytes"][index] = result.file_bytes
+    arrays["file_properties"][index] = json.dumps(result.stored, sort_keys=True, default=str)
+    for name in _ERROR_VARS:
+        arrays[name][index] = result.stored.get(name, np.nan)
     arrays["ratio"][index] = result.raw_bytes / (result.file_bytes or np.nan)
     _fill_intervals(arrays, index, result, patterns, measure)
 

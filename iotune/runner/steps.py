@@ -17,6 +17,7 @@ from iotune.measuring import access, measure
 from iotune.measuring.checksum import checksum
 from iotune.measuring.data import Field, slab_length
 from iotune.model.records import TrialResult, TrialTask
+from iotune.quantize import ErrorMeter, Quantize
 from iotune.units import parse_chunk_label
 
 MiB = 2**20
@@ -40,6 +41,9 @@ def one_repeat(task: TrialTask, backend: SlabBackend, path: Path, result: TrialR
     params = task.trial.params
     checksum = write_once(task, backend, path, result)
     result.stored = backend.verify(path, params)
+    if Quantize.from_params(params).lossy:
+        checksum, errors = stored_error(task, backend, path)
+        result.stored |= errors
     result.file_bytes = backend.stored_bytes(path)
     for pattern in task.read.patterns:
         entry = read_once(task, backend, path, pattern, checksum)
@@ -70,6 +74,25 @@ def write_once(task: TrialTask, backend: SlabBackend, path: Path, result: TrialR
     mib = task.workload.nbytes / MiB
     result.write.append({"s": clock.wall, "cpu_s": clock.cpu, "MiBps": mib / clock.wall})
     return crc
+
+
+def stored_error(task: TrialTask, backend: SlabBackend, path: Path) -> tuple[int, dict[str, float]]:
+    """What a lossy trial stored: the checksum reads must match, and its error.
+
+    Untimed: the stored values are read back slab by slab and compared with
+    the values written, which are made again.
+    """
+    length = slab_length(task.workload, align=align_of(task.trial.params))
+    meter, crc = ErrorMeter(), 0
+    reader = backend.open_reader(path, task.workload, task.trial.params)
+    try:
+        for start, slab in Field(task.workload).slabs(length):
+            stored = reader.read((slice(start, start + slab.shape[0]),))
+            meter.update(slab, stored)
+            crc = checksum(stored, crc)
+    finally:
+        reader.close()
+    return crc, meter.result()
 
 
 def prepare_cache(task: TrialTask, files: list[Path]) -> tuple[str, float]:
