@@ -139,6 +139,10 @@ class SlabBackend(Backend):
         Raises :class:`~iotune.errors.VerificationError` on a mismatch.
         """
 
+    def syncs(self, params: Mapping[str, Any]) -> bool:
+        """Whether the writer makes its data durable itself, so the runner's fsync is skipped."""
+        return False
+
     def stored_bytes(self, path: Path) -> int:
         """Bytes the stored array occupies."""
         return sum(p.stat().st_size for p in self.paths(path))

@@ -27,8 +27,6 @@ class _NCWriter(Writer):
     def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
 
         self._ds = _create(path, params)
-        if params.get("fill") == "off":
-            self._ds.set_fill_off()
         for dim, size in zip(workload.dims, workload.shape, strict=True):
             self._ds.createDimension(dim, size)
         layout: dict[str, Any] = {}
@@ -39,9 +37,13 @@ class _NCWriter(Writer):
             layout["chunksizes"] = chunks
         encoding = codecs.netcdf4_encoding(codecs.Codec.from_params(params))
         lossy = quantize.netcdf4_kwargs(quantize.Quantize.from_params(params))
+        # fill_value=False is nc_def_var_fill(NC_NOFILL), which netCDF-3 files honour too
+        nofill = {"fill_value": False} if params.get("fill") == "off" else {}
         self._var = self._ds.createVariable(
-            VARIABLE, workload.dtype, workload.dims, **layout, **encoding, **lossy
+            VARIABLE, workload.dtype, workload.dims, **layout, **encoding, **lossy, **nofill
         )
+        # a netCDF-3 file keeps no fill mode: read back from the library while open
+        _APPLIED["fill"] = "off" if self._var.get_fill_value() is None else "on"
         _set_cache(self._var, params)
 
     def write(self, start: int, data: np.ndarray) -> None:
@@ -183,6 +185,7 @@ class NetCDF4Backend(SlabBackend):
             stored: dict[str, Any] = {
                 "format": ds.data_model,
                 "fill": "off" if var.get_fill_value() is None else "on",
+                "fill_read_back_from": "file",
                 "quantize": _quantization(var),
             }
         layout = "contiguous" if chunking in ("contiguous", None) else chunk_label(chunking)
@@ -198,6 +201,8 @@ class NetCDF4Backend(SlabBackend):
         # process make netCDF-C's next create fail)
         if params.get("alignment"):
             stored["alignment"] = _APPLIED.get("alignment")
+        if stored["format"] == "NETCDF3_64BIT_DATA":
+            stored |= {"fill": _APPLIED.get("fill"), "fill_read_back_from": "library"}
         asked = {k: params[k] for k in ("fill", "format", "quantize") if k in params}
         differ = {k: (stored[k], v) for k, v in asked.items() if stored[k] != v}
         if differ:

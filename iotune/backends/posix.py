@@ -10,6 +10,7 @@ file.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import sys
 from collections.abc import Mapping
@@ -19,11 +20,30 @@ from typing import Any
 import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
-from iotune.errors import UsageError, VerificationError
+from iotune.errors import NotApplicable, UsageError, VerificationError
+from iotune.measuring.data import PAGE, aligned_empty
 from iotune.model.spec import Workload
 from iotune.units import parse_size
 
 DEFAULT_TRANSFER = 2**20
+#: posix_fadvise advice by the spec's word
+ADVICE = {"sequential": "POSIX_FADV_SEQUENTIAL", "random": "POSIX_FADV_RANDOM"}
+
+
+def _open(path: Path, flags: int, params: Mapping[str, Any]) -> int:
+    """Open with the trial's flags (O_DIRECT, O_DSYNC); refuse in one line where unsupported."""
+    if params.get("direct") == "on":
+        flags |= os.O_DIRECT
+    if params.get("sync") == "dsync":
+        flags |= os.O_DSYNC
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError as err:
+        if err.errno == errno.EINVAL and flags & os.O_DIRECT:
+            raise UsageError(
+                f"direct: on: the file system of {path.parent} does not support O_DIRECT"
+            ) from err
+        raise
 
 
 def _pwrite_all(fd: int, data: memoryview, offset: int, transfer: int) -> None:
@@ -53,7 +73,13 @@ class _PosixWriter(Writer):
         self._plane = workload.shape[1:]
         self._plane_bytes = workload.nbytes // workload.shape[0]
         self._transfer = int(params["transfer_size"])
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._fd = _open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, params)
+        self._sync = params.get("sync")
+        flags = fcntl.fcntl(self._fd, fcntl.F_GETFL)  # what the kernel accepted
+        self.applied = {
+            "direct": "on" if flags & os.O_DIRECT else "off",
+            "o_dsync": bool(flags & os.O_DSYNC),
+        }
         if params.get("preallocate") == "on":  # as fio does by default; timed with the writes
             try:
                 os.posix_fallocate(self._fd, 0, workload.nbytes)
@@ -73,6 +99,8 @@ class _PosixWriter(Writer):
         _pwrite_all(self._fd, view, start * self._plane_bytes, self._transfer)
 
     def close(self) -> None:
+        if self._sync == "fdatasync":  # durable data without a metadata flush
+            os.fdatasync(self._fd)
         os.close(self._fd)
 
 
@@ -82,7 +110,10 @@ class _PosixReader(Reader):
         self._dtype = np.dtype(workload.dtype)
         self._transfer = int(params["transfer_size"])
         self._pool: list[np.ndarray] = []
-        self._fd = os.open(path, os.O_RDONLY)
+        self._direct = params.get("direct") == "on"
+        self._fd = _open(path, os.O_RDONLY, params)
+        if params.get("fadvise", "none") != "none":
+            os.posix_fadvise(self._fd, 0, 0, getattr(os, ADVICE[params["fadvise"]]))
         size = os.fstat(self._fd).st_size
         if size != workload.nbytes:
             os.close(self._fd)
@@ -94,9 +125,22 @@ class _PosixReader(Reader):
         offsets, run, out_shape = _runs(selection, self._shape, self._dtype.itemsize)
         out = self._output(out_shape)
         view = out.reshape(-1).view(np.uint8).data
+        direct = self._direct and run % PAGE == 0
         for i, offset in enumerate(offsets.tolist()):
-            _pread_all(self._fd, view[i * run : (i + 1) * run], offset, self._transfer)
+            piece = view[i * run : (i + 1) * run]
+            if self._direct and not (direct and offset % PAGE == 0):
+                self._read_unaligned(piece, offset)
+            else:
+                _pread_all(self._fd, piece, offset, self._transfer)
         return out
+
+    def _read_unaligned(self, out: memoryview, offset: int) -> None:
+        """Under O_DIRECT, read the whole pages around a run and copy the run out."""
+        first = offset - offset % PAGE
+        span = -(-(offset + len(out) - first) // PAGE) * PAGE
+        bounce = aligned_empty((span,), np.uint8)
+        _pread_all(self._fd, bounce.data, first, max(PAGE, self._transfer - self._transfer % PAGE))
+        out[:] = bounce.data[offset - first : offset - first + len(out)]
 
     def _output(self, shape: tuple[int, ...]) -> np.ndarray:
         """An array for the result, reusing one of the last two that nobody holds any more.
@@ -110,7 +154,7 @@ class _PosixReader(Reader):
             if self._pool[i].shape == shape and sys.getrefcount(self._pool[i]) == 2:
                 self._pool.append(self._pool.pop(i))
                 return self._pool[-1]
-        out = np.empty(shape, self._dtype)
+        out = aligned_empty(shape, self._dtype)  # page-aligned for O_DIRECT
         self._pool = [*self._pool[-1:], out]
         return out
 
@@ -173,7 +217,7 @@ class PosixBackend(SlabBackend):
     name = "posix"
     library = "os"
     suffix = ".bin"
-    parameters = ("transfer_size", "preallocate")
+    parameters = ("transfer_size", "preallocate", "direct", "fadvise", "sync")
     description = "raw C-order bytes via POSIX pwrite/pread (IOR-like baseline)"
 
     @classmethod
@@ -190,12 +234,27 @@ class PosixBackend(SlabBackend):
         if transfer < 1:
             raise UsageError(f"transfer_size must be at least 1 byte, got {transfer}")
         effective: dict[str, Any] = {"transfer_size": transfer}
-        if "preallocate" in params:  # absent: off, and the trial keeps the id it had
-            effective["preallocate"] = params["preallocate"] or "off"
+        # absent knobs stay absent, so trials keep the ids they had
+        effective |= {
+            k: params[k] for k in ("preallocate", "direct", "fadvise", "sync") if k in params
+        }
+        if effective.get("direct") == "on":
+            plane = workload.nbytes // workload.shape[0]
+            if plane % PAGE or transfer % PAGE:
+                raise NotApplicable(
+                    f"direct: O_DIRECT needs {PAGE}-byte multiples; a {workload.dims[0]} step is "
+                    f"{plane} bytes and transfer_size {transfer}"
+                )
         return effective, []
 
+    def syncs(self, params: Mapping[str, Any]) -> bool:
+        """``sync: fdatasync`` and ``dsync`` make the data durable themselves."""
+        return params.get("sync") in ("fdatasync", "dsync")
+
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
-        return _PosixWriter(path, workload, params)
+        writer = _PosixWriter(path, workload, params)
+        self._applied = writer.applied
+        return writer
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
         return _PosixReader(path, workload, params)
@@ -210,6 +269,9 @@ class PosixBackend(SlabBackend):
             "layout": "raw",
             "transfer_size": params["transfer_size"],
             "preallocate": params.get("preallocate", "off"),
+            "fadvise": params.get("fadvise", "none"),
+            "sync": params.get("sync", "fsync"),
+            **getattr(self, "_applied", {}),
             "bytes": stat.st_size,
             "allocated_bytes": stat.st_blocks * 512,
         }

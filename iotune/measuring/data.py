@@ -102,7 +102,8 @@ class Field:
         if key not in _CACHE:
             while _CACHE and sum(a.nbytes for a in _CACHE.values()) > CACHE_LIMIT:
                 _CACHE.pop(next(iter(_CACHE)))
-            data = self.slab(start, stop)
+            # page-aligned, so O_DIRECT writes take the slab as it is
+            data = aligned_copy(self.slab(start, stop))
             data.flags.writeable = False
             _CACHE[key] = data
         return _CACHE[key]
@@ -134,6 +135,25 @@ class Field:
         if info.min == 0:
             counts += info.max / 2
         return np.clip(np.rint(counts), info.min, info.max).astype(self._dtype)
+
+
+PAGE = 4096
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype | str, align: int = PAGE) -> np.ndarray:
+    """An uninitialised array whose data starts on an ``align``-byte boundary."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + align, dtype=np.uint8)
+    skip = -raw.ctypes.data % align
+    return raw[skip : skip + nbytes].view(dtype).reshape(shape)
+
+
+def aligned_copy(array: np.ndarray, align: int = PAGE) -> np.ndarray:
+    """``array`` copied to memory starting on an ``align``-byte boundary."""
+    out = aligned_empty(array.shape, array.dtype, align)
+    out[...] = array
+    return out
 
 
 def _open(path: str | Path):

@@ -68,7 +68,7 @@ def write_once(task: TrialTask, backend: SlabBackend, path: Path, result: TrialR
     finally:
         with clock:
             writer.close()
-    if task.measure.fsync:
+    if task.measure.fsync and not backend.syncs(params):
         with clock:
             measure.fsync_paths(backend.paths(path))
     mib = task.workload.nbytes / MiB
