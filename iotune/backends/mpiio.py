@@ -29,6 +29,7 @@ from iotune.backends.base import LaunchedBackend
 from iotune.errors import NotApplicable
 from iotune.model.records import HINT_VALUES
 from iotune.model.spec import Workload
+from iotune.mpi.launch import TYPED_HINTS
 from iotune.units import format_size
 
 MiB = 2**20
@@ -71,6 +72,7 @@ class MpiioBackend(LaunchedBackend):
         "hints",
         "stripe_count",
         "stripe_size",
+        *TYPED_HINTS,
     )
     description = "MPI-IO via mpi4py from N launched ranks (IOR / benchio-like)"
     rank_program = "iotune.backends.mpiio_rank"
@@ -103,7 +105,7 @@ class MpiioBackend(LaunchedBackend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        from iotune.mpi.launch import check_stripe_hints, decompose
+        from iotune.mpi.launch import check_stripe_hints, decompose, merge_typed_hints
 
         n = int(params.get("nprocs", 1))
         layout = params.get("layout", "shared")
@@ -139,10 +141,10 @@ class MpiioBackend(LaunchedBackend):
             "io": io,
             "access": access,
         }
-        hint_values = dict(params.get(HINT_VALUES) or {})
+        typed, hint_values = merge_typed_hints(params, dict(params.get(HINT_VALUES) or {}))
         check_stripe_hints(params, hint_values)
-        if "hints" in params:
-            effective |= {"hints": params["hints"], HINT_VALUES: hint_values}
+        if "hints" in params or typed:
+            effective |= typed | {"hints": params.get("hints", "default"), HINT_VALUES: hint_values}
         extra = ("stripe_count", "stripe_size")
         effective |= {k: params[k] for k in extra if k in params}
         return effective, notes

@@ -226,6 +226,29 @@ def check_stripe_hints(params: Mapping[str, Any], hint_values: Mapping[str, str]
             raise NotApplicable(f"hint set {params['hints']!r} sets {hint} and so does {param}")
 
 
+#: parameters that are MPI-IO hints of the same name (H5Tuner's typed hints)
+TYPED_HINTS = ("cb_nodes", "cb_buffer_size", "striping_factor", "striping_unit")
+
+
+def merge_typed_hints(
+    params: Mapping[str, Any], hint_values: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The typed hint parameters a trial sets, and its hint set with them merged in.
+
+    Raises
+    ------
+    NotApplicable
+        The trial's hint set sets the same hint.
+    """
+    typed = {k: params[k] for k in TYPED_HINTS if params.get(k) is not None}
+    clash = [k for k in typed if k in hint_values]
+    if clash:
+        raise NotApplicable(
+            f"hint set {params.get('hints')!r} sets {clash[0]} and so does the parameter"
+        )
+    return typed, {**hint_values, **{k: str(v) for k, v in typed.items()}}
+
+
 def striped_directory(
     data: Path, params: Mapping[str, Any], hints: dict[str, str]
 ) -> tuple[dict[str, Any], dict[str, str]]:
