@@ -54,8 +54,8 @@ class Quantize:
         return cls(mode, int(keep))
 
 
-def parse(value: object, *, dtype: str) -> Quantize:
-    """Parse a spec's ``quantize`` value for data of ``dtype``.
+def parse(value: object) -> Quantize:
+    """Parse a spec's ``quantize`` value (checked against the data by :func:`check_dtype`).
 
     Raises
     ------
@@ -70,18 +70,28 @@ def parse(value: object, *, dtype: str) -> Quantize:
     mode, _, number = value.partition(":")
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r} in {value!r}; allowed: {', '.join(MODES)}")
-    kind = np.dtype(dtype)
-    if kind.kind != "f" or kind.itemsize not in _LIMITS:
-        raise ValueError(f"quantisation needs float32 or float64 data; the workload is {kind}")
-    bits, digits = _LIMITS[kind.itemsize]
+    bits, digits = _LIMITS[8]
     most = bits if MODES[mode] == "bits" else digits
     try:
         keep = int(number)
     except ValueError:
         keep = 0
     if not 1 <= keep <= most:
-        raise ValueError(f"{mode} keeps 1 to {most} {MODES[mode]} of {kind} data, got {number!r}")
+        raise ValueError(f"{mode} keeps 1 to {most} {MODES[mode]}, got {number!r}")
     return Quantize(mode, keep)
+
+
+def check_dtype(q: Quantize, dtype: str) -> None:
+    """Raise NotApplicable unless data of ``dtype`` can be quantised as ``q`` asks."""
+    if not q.lossy:
+        return
+    kind = np.dtype(dtype)
+    if kind.kind != "f" or kind.itemsize not in _LIMITS:
+        raise NotApplicable(f"quantize {q.label}: needs float32 or float64 data, not {kind}")
+    bits, digits = _LIMITS[kind.itemsize]
+    most = bits if MODES[q.mode] == "bits" else digits
+    if q.keep > most:
+        raise NotApplicable(f"quantize {q.label}: {kind} has only {most} {MODES[q.mode]}")
 
 
 def netcdf4_kwargs(q: Quantize) -> dict[str, Any]:

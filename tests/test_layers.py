@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "iotune.plugins",
         ),
     ),
-    ("vocabulary", ("iotune.codecs", "iotune.model")),
+    ("vocabulary", ("iotune.codecs", "iotune.quantize", "iotune.model")),
     ("primitives", ("iotune.measuring", "iotune.mpi")),
     ("backends", ("iotune.backends",)),
     ("spec", ("iotune.spec",)),

@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from iotune import codecs
+from iotune import codecs, quantize
+from iotune.analysis import file_exports
 from iotune.errors import NotApplicable
-from iotune.units import format_size, parse_chunk_label
+from iotune.units import parse_chunk_label
 
 #: nccopy ignores chunk specs for chunks smaller than this unless given ``-M``
 NCCOPY_MIN_CHUNK = 8192
@@ -69,6 +70,7 @@ def xarray_netcdf4_encoding(settings: Mapping[str, Any], target: Target) -> dict
         encoding["contiguous"] = True
     elif chunks != "auto":
         encoding["chunksizes"] = list(chunks)
+    encoding |= quantize.netcdf4_kwargs(quantize.Quantize.from_params(settings))
     return {target.variable: encoding}
 
 
@@ -92,6 +94,9 @@ def xarray_zarr_encoding(settings: Mapping[str, Any], target: Target) -> dict[st
     shards = settings.get("shards")
     if shards not in (None, "none"):
         encoding["shards"] = list(parse_chunk_label(str(shards)))
+    lossy = quantize.zarr_filters(quantize.Quantize.from_params(settings), target.dtype)
+    if lossy:
+        encoding["filters"] = [f.to_dict() for f in lossy]
     return {target.variable: encoding}
 
 
@@ -100,7 +105,11 @@ def zarr_encoding_code(settings: Mapping[str, Any], target: Target) -> str:
     (encoding,) = xarray_zarr_encoding(settings, target).values()
     calls = codecs.zarr_codecs(codec_of(settings), itemsize=target.itemsize)
     made = [call.code() for call in calls]
-    parts = [f"{k!r}: {tuple(v)!r}" for k, v in encoding.items() if k != "compressors"]
+    parts = [
+        f"{k!r}: {tuple(v)!r}" for k, v in encoding.items() if k not in ("compressors", "filters")
+    ]
+    if "filters" in encoding:
+        parts.append(f"'filters': {encoding['filters']!r}")
     parts.append(f"'compressors': ({', '.join(made)}{',' if len(made) == 1 else ''})")
     return f"import zarr\nencoding = {{{target.variable!r}: {{{', '.join(parts)}}}}}"
 
@@ -116,7 +125,7 @@ def netcdf4_create_variable(settings: Mapping[str, Any], target: Target) -> dict
         kwargs["contiguous"] = True
     elif chunks != "auto":
         kwargs["chunksizes"] = list(chunks)
-    return kwargs
+    return kwargs | file_exports.netcdf4_variable_kwargs(settings)
 
 
 def netcdf4_code(settings: Mapping[str, Any], target: Target) -> str:
@@ -124,11 +133,10 @@ def netcdf4_code(settings: Mapping[str, Any], target: Target) -> str:
     kwargs = netcdf4_create_variable(settings, target)
     args = [repr(target.variable), repr(target.dtype), repr(tuple(target.dims))]
     args += [f"{k}={tuple(v) if isinstance(v, list) else v!r}" for k, v in kwargs.items()]
-    code = f"var = nc.createVariable({', '.join(args)})"
-    cache = settings.get("chunk_cache")
-    if cache is not None:
-        code += f"\nvar.set_var_chunk_cache(size={int(cache)})  # {format_size(int(cache))}"
-    return code
+    lines = ["import netCDF4", *file_exports.netcdf4_file_lines(settings)]
+    lines.append(f"var = nc.createVariable({', '.join(args)})")
+    cache = file_exports.netcdf4_cache_line(settings)
+    return "\n".join(lines + ([cache] if cache else []))
 
 
 def h5py_filter_args(codec: codecs.Codec) -> list[str]:
@@ -152,16 +160,8 @@ def h5py_code(
         # and hdf5plugin then leaves them in place: h5py fails in the filter callback
         lines += ["import hdf5plugin  # before netCDF4 is imported, if it is at all"]
     opened = ['path, "w"']
-    if settings.get("chunk_cache") is not None:
-        from iotune.backends.h5py_ import cache_kwargs
-        from iotune.model.spec import Workload
-
-        workload = Workload(target.dims, target.shape, target.dtype)
-        labelled = {
-            "chunks": str(settings.get("chunks") or "auto"),
-            "chunk_cache": int(settings["chunk_cache"]),
-        }
-        opened += [f"{k}={v!r}" for k, v in cache_kwargs(labelled, workload).items()]
+    opened += [f"{k}={v!r}" for k, v in file_exports.h5py_file_kwargs(settings, target).items()]
+    lines += file_exports.h5py_sieve_note(settings)
     if nprocs > 1:
         lines += ["from mpi4py import MPI", "info = MPI.Info.Create()"]
         lines += [f"info.Set({k!r}, {v!r})" for k, v in _check_hints(hints or {}).items()]
@@ -172,7 +172,9 @@ def h5py_code(
         args.append("chunks=True")  # h5py's own guess, as the backend leaves it
     elif chunks not in ("auto", "contiguous"):  # auto without a codec: contiguous
         args.append(f"chunks={tuple(chunks)}")
-    lines.append(f"dset = f.create_dataset({', '.join(args + h5py_filter_args(codec))})")
+    before, extra = file_exports.h5py_dataset_lines(settings)
+    lines += before
+    lines.append(f"dset = f.create_dataset({', '.join(args + h5py_filter_args(codec) + extra)})")
     if nprocs > 1 and settings.get("io", "collective") == "collective":
         lines += [
             "with dset.collective:  # every rank writes its own block of steps",
@@ -192,7 +194,7 @@ def nccopy_args(settings: Mapping[str, Any], target: Target) -> list[str]:
     ``-s`` for shuffle; other codecs as ``-F "var,ID,params"`` (bzip2 307, blosc
     32001, zstd 32015), after ``-F "var,2"`` for a byte shuffle.
     """
-    args: list[str] = []
+    args: list[str] = file_exports.nccopy_file_args(settings)
     chunks = chunk_shape(settings)
     if chunks == "contiguous":
         args += ["-c", f"{target.variable}:contiguous"]
@@ -214,7 +216,7 @@ def nccopy_args(settings: Mapping[str, Any], target: Target) -> list[str]:
 def h5repack_args(settings: Mapping[str, Any], target: Target) -> list[str]:
     """``h5repack`` options: ``-l var:CHUNK=AxBxC`` (or ``CONTI``) and ``-f var:FILTER``."""
     var = target.variable
-    args: list[str] = []
+    args: list[str] = file_exports.h5repack_file_args(settings)
     chunks = chunk_shape(settings)
     if chunks == "contiguous":
         args += ["-l", f"{var}:CONTI"]
@@ -331,6 +333,7 @@ def all_exports(
         }
     if settings.get("backend") == "h5py":  # the calls the measured files were made with
         makers["h5py_create_dataset"] = lambda: {"text": h5py_code(settings, target, hints=hints)}
+    makers |= file_exports.extra_makers(settings, target)
     if "stripe_count" in settings or "stripe_size" in settings:
         makers["lfs_setstripe"] = lambda: _command(lfs_setstripe_args(settings))
     if hints is not None:

@@ -104,7 +104,7 @@ def resolve_file(
         raise NotApplicable("page_buffer needs page_size (HDF5 buffers pages of a paged file)")
     if buffer and page and (buffer < page or buffer % page):
         raise NotApplicable(
-            f"page_buffer {chunk_label(buffer)} is not a multiple of page_size {page} bytes"
+            f"page_buffer {buffer} bytes is not a multiple of page_size {page} bytes"
         )
     return effective, notes
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from iotune import codecs, quantize
-from iotune.backends._hdf5 import CACHE_KNOBS, FILE_KNOBS, resolve_file, resolve_layout
+from iotune.backends._hdf5 import CACHE_KNOBS, resolve_file, resolve_layout
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.errors import NotApplicable, VerificationError
 from iotune.model.spec import Workload
@@ -129,8 +129,7 @@ class NetCDF4Backend(SlabBackend):
         "fill",
         "format",
         "quantize",
-        *FILE_KNOBS,
-        *CACHE_KNOBS,
+        *HDF5_KNOBS,
     )
     description = "netCDF4 (HDF5) files via netCDF4-python"
 
@@ -155,6 +154,7 @@ class NetCDF4Backend(SlabBackend):
         knobs, more = resolve_file(params, effective["chunks"], HDF5_KNOBS, library="netCDF-C")
         effective, notes = effective | knobs, notes + more
         effective |= {k: params[k] for k in ("fill", "format", "quantize") if k in params}
+        quantize.check_dtype(quantize.Quantize.from_params(effective), workload.dtype)
         if effective.get("format") == "NETCDF3_64BIT_DATA":
             _check_classic(effective)
         return effective, notes

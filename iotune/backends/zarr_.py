@@ -194,7 +194,9 @@ class ZarrBackend(SlabBackend):
         if "shard_index" in params and shards == "none":
             notes.append("shard_index applies only with shards")
             effective["shard_index"] = None
-        quantize.zarr_filters(quantize.Quantize.from_params(effective), workload.dtype)
+        lossy = quantize.Quantize.from_params(effective)
+        quantize.check_dtype(lossy, workload.dtype)
+        quantize.zarr_filters(lossy, workload.dtype)
         return effective, notes
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:

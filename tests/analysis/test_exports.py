@@ -204,8 +204,8 @@ def test_h5py_code_writes_the_layout_the_sweep_measured(codec: str, tmp_path: Pa
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
     assert got["chunks"] == [8, 16, 16] and got["equal"]
-    # the backend's cache: 1 MiB; slots the first prime >= 10 x 256 chunks of 4 KiB; w0 0.75
-    assert got["cache"] == [2579, 2**20, 0.75]
+    # the backend's cache: 1 MiB; slots the first prime >= 100 x 256 chunks of 4 KiB; w0 0.75
+    assert got["cache"] == [25601, 2**20, 0.75]
     assert got["filters"] == codecs.h5py_expected_filters(exports.codec_of(params))
 
 

@@ -114,6 +114,8 @@ def test_verification_and_a_truncated_file(tmp_path):
         "layout": "raw",
         "transfer_size": 2**20,
         "preallocate": "off",
+        "fadvise": "none",
+        "sync": "fsync",
         "bytes": W.nbytes,
         "allocated_bytes": path.stat().st_blocks * 512,
     }

@@ -1,0 +1,130 @@
+"""How the registry's parameters parse from a spec: one function per kind of value.
+
+Each parser takes ``(value, path, workload)`` and returns the validated value
+or raises a :class:`~iotune.errors.SpecError` naming ``path``; the factories
+(:func:`count`, :func:`one_of`, :func:`wrap`) make such parsers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from iotune import quantize
+from iotune.model.checks import byte_size, choice, fail, integer, mapping, positive_size
+
+if TYPE_CHECKING:
+    from iotune.model.spec import Workload
+
+Parser = Callable[[object, str, "Workload"], Any]
+
+
+def parse_chunks(value: object, path: str, workload: Workload) -> str | tuple[int, ...]:
+    if value in ("contiguous", "auto"):
+        return str(value)
+    if isinstance(value, Mapping):
+        mapping(value, path, workload.dims)
+        value = [value.get(d, size) for d, size in zip(workload.dims, workload.shape, strict=True)]
+    if not isinstance(value, list | tuple):
+        raise fail(
+            path, f"expected 'contiguous', 'auto' or a shape like [8, 128, 128], got {value!r}"
+        )
+    if len(value) != len(workload.shape):
+        raise fail(
+            path,
+            f"{list(value)} has rank {len(value)} but the workload "
+            f"{dict(zip(workload.dims, workload.shape, strict=True))} has rank "
+            f"{len(workload.shape)}",
+        )
+    chunks = tuple(integer(c, f"{path}[{i}]", minimum=1) for i, c in enumerate(value))
+    for dim, c, size in zip(workload.dims, chunks, workload.shape, strict=True):
+        if c > size:
+            raise fail(
+                path, f"chunk {list(chunks)} is larger than the data along {dim!r} ({c} > {size})"
+            )
+    return chunks
+
+
+def parse_shards(value: object, path: str, workload: Workload) -> str | tuple[int, ...]:
+    if value == "none":
+        return "none"
+    shards = parse_chunks(value, path, workload)
+    if isinstance(shards, str):
+        raise fail(path, f"expected 'none' or a shard shape like [64, 256, 256], got {value!r}")
+    return shards
+
+
+def wrap(parser: Callable[[object], Any]) -> Parser:
+    def parse(value: object, path: str, workload: Workload) -> Any:
+        try:
+            return parser(value)
+        except ValueError as err:
+            raise fail(path, str(err)) from err
+
+    return parse
+
+
+def count(minimum: int, maximum: int) -> Parser:
+    return lambda v, p, w: integer(v, p, minimum=minimum, maximum=maximum)
+
+
+def one_of(*choices: str) -> Parser:
+    return lambda v, p, w: choice(v, p, choices)
+
+
+def parse_switch(value: object, path: str, workload: Workload) -> str:
+    # YAML reads on/off/true/false as booleans; results store the words
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return choice(value, path, ("off", "on"))
+
+
+def parse_fraction(value: object, path: str, workload: Workload) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = float("nan")
+    if isinstance(value, bool) or not 0 <= number <= 1:
+        raise fail(path, f"expected a number from 0 to 1, got {value!r}")
+    return number
+
+
+def parse_quantize(value: object, path: str, workload: Workload) -> str:
+    try:
+        return quantize.parse(value).label
+    except ValueError as err:
+        raise fail(path, str(err)) from err
+
+
+def parse_hint_set_name(value: object, path: str, workload: Workload) -> str:
+    # the names are checked against the top-level ``hints`` section by the spec parser
+    if not isinstance(value, str) or not value:
+        raise fail(path, f"expected the name of a hint set from the 'hints' section, got {value!r}")
+    return value
+
+
+def parse_stripe_size(value: object, path: str, workload: Workload) -> int:
+    size = positive_size(value, path)
+    if size % 65536:  # what lfs setstripe -S demands
+        raise fail(path, f"{value!r} is not a multiple of 64KiB, which Lustre requires")
+    return size
+
+
+def size(value: object, path: str, workload: Workload) -> int:
+    return byte_size(value, path)
+
+
+def positive(value: object, path: str, workload: Workload) -> int:
+    return positive_size(value, path)
+
+
+def off_or_size(value: object, path: str, workload: Workload) -> int:
+    # 0 leaves the property at the library's default, so a sweep can compare with it
+    return byte_size(value, path)
+
+
+def page(value: object, path: str, workload: Workload) -> int:
+    size = byte_size(value, path)
+    if 0 < size < 512:  # H5Pset_file_space_page_size's minimum
+        raise fail(path, f"{value!r} is smaller than 512 bytes, HDF5's smallest page")
+    return size
