@@ -10,7 +10,9 @@ transfer size:
   untimed warm-up, nothing else);
 - fio, three jobs of a sequential write with ``--end_fsync=1`` and a read after
   ``--invalidate=1`` (``--ioengine=psync``, buffered, ``--fallocate=none``,
-  ``--fadvise_hint=0``: iotune neither preallocates nor hints); its figure is
+  ``--fadvise_hint=0``: iotune neither preallocates nor hints; with ``--preallocate``
+  fio keeps its default ``--fallocate`` and the posix spec says ``preallocate: on``);
+  its figure is
   the median of the three.  Between fio's write and its read the file's pages
   are dropped from the page cache here, untimed, as iotune drops its own
   before a cold read: fio's ``--invalidate`` runs inside fio's timed window,
@@ -29,7 +31,8 @@ transfer size.  On a VM with free page reporting (docs/benchmarks.md) pass
 ``--hold-page-reporting`` (root) to hold it off for the run.  Run:
 
     .venv/bin/python benchmarks/fidelity.py [--size 1GiB] [--blocks 1MiB,4MiB,32MiB]
-        [--pairs 5] [--mpiio 2] [--scratch DIR] [--hold-page-reporting] [--json FILE]
+        [--pairs 5] [--mpiio 2] [--scratch DIR] [--hold-page-reporting] [--preallocate]
+        [--json FILE]
 """
 
 from __future__ import annotations
@@ -81,8 +84,12 @@ def iotune_run(spec: Path, scratch: Path) -> dict[str, float]:
     }
 
 
-def fio_run(scratch: Path, size: int, block: int) -> dict[str, float]:
-    """Median of three fio write (end fsync) + invalidated read jobs."""
+def fio_run(scratch: Path, size: int, block: int, *, preallocate: bool) -> dict[str, float]:
+    """Median of three fio write (end fsync) + invalidated read jobs.
+
+    ``preallocate``: fio's default ``--fallocate`` (it reserves the file's blocks
+    first), else ``--fallocate=none``.
+    """
     path = scratch / "fio.bin"
     common = [
         "fio",
@@ -92,7 +99,7 @@ def fio_run(scratch: Path, size: int, block: int) -> dict[str, float]:
         "--ioengine=psync",
         "--direct=0",
         "--fadvise_hint=0",
-        "--fallocate=none",
+        *([] if preallocate else ["--fallocate=none"]),
         "--invalidate=1",
         "--output-format=json",
     ]
@@ -126,9 +133,8 @@ def page_reporting_held(hold: bool) -> Iterator[None]:
 def pairs_for(args: argparse.Namespace, block: int, work: Path) -> list[dict]:
     steps = args.size // MiB
     posix = work / "posix.yaml"
-    posix.write_text(
-        SPEC.format(steps=steps, backend="posix", parameters=f"{{transfer_size: {block}}}")
-    )
+    knobs = f"{{transfer_size: {block}" + (", preallocate: on}" if args.preallocate else "}")
+    posix.write_text(SPEC.format(steps=steps, backend="posix", parameters=knobs))
     mpi = work / "mpiio.yaml"
     parameters = (
         f"{{nprocs: {args.mpiio}, transfer_size: {block}, layout: shared, io: independent}}"
@@ -138,7 +144,7 @@ def pairs_for(args: argparse.Namespace, block: int, work: Path) -> list[dict]:
     for i in range(args.pairs):
         members = {
             "iotune": lambda: iotune_run(posix, work),
-            "fio": lambda: fio_run(work, args.size, block),
+            "fio": lambda: fio_run(work, args.size, block, preallocate=args.preallocate),
         }
         if args.mpiio:
             members["mpiio"] = lambda: iotune_run(mpi, work)
@@ -177,6 +183,11 @@ def main() -> None:
     parser.add_argument("--mpiio", type=int, default=0, help="also mpiio with N ranks")
     parser.add_argument("--scratch", type=Path, default=Path(), help="directory to measure")
     parser.add_argument("--hold-page-reporting", action="store_true")
+    parser.add_argument(
+        "--preallocate",
+        action="store_true",
+        help="fio with its default fallocate against iotune's posix preallocate: on",
+    )
     parser.add_argument("--json", type=Path, help="also write every run here")
     args = parser.parse_args()
     if shutil.which("fio") is None:

@@ -237,6 +237,8 @@ def recommend(
     weights: str | None = None,
     max_size: str | None = None,
     max_ratio_loss: str | None = None,
+    max_error: str | None = None,
+    min_digits: str | None = None,
     variable: str | None = None,
     alpha: float = 0.05,
 ) -> Any:
@@ -249,6 +251,8 @@ def recommend(
         weights=weights,
         max_size=max_size,
         max_ratio_loss=max_ratio_loss,
+        max_error=max_error,
+        min_digits=min_digits,
         variable=variable,
         alpha=alpha,
     )

@@ -133,6 +133,10 @@ def _results_commands(sub: Any) -> None:
     p = _command(sub, "recommend", "best settings of a results file, ready to paste")
     p.add_argument("results", type=Path, help=RESULTS_HELP)
     _objective(p)
+    p.add_argument(
+        "--max-error", help="largest absolute error quantisation may add (lossy needs a limit)"
+    )
+    p.add_argument("--min-digits", help="significant digits every quantised value must keep")
     p.add_argument("--variable", help="variable name in the exports (default: the workload's)")
     _format(p)
     p = _command(sub, "merge", "combine results of sweeps of the same workload")

@@ -86,6 +86,8 @@ def recommend(
     weights: str | Mapping[str, float] | None = None,
     max_size: int | str | None = None,
     max_ratio_loss: float | str | None = None,
+    max_error: float | str | None = None,
+    min_digits: int | str | None = None,
     variable: str | None = None,
     alpha: float = ALPHA,
     importance: bool = True,
@@ -107,6 +109,9 @@ def recommend(
     max_ratio_loss
         Fraction from 0 to 1: candidates must compress to at least
         ``(1 - max_ratio_loss)`` times the best compression ratio in the sweep.
+    max_error, min_digits
+        What lossy quantisation may cost (largest absolute error, significant digits
+        kept); a quantised configuration is recommended only under one of them.
     variable
         Variable name in the exports; default the workload's own (user data)
         or ``data``.
@@ -128,7 +133,13 @@ def recommend(
 
     ds = open_results(results) if isinstance(results, str | Path) else results
     ranking = ds.iotune.rank(
-        objective, weights=weights, max_size=max_size, max_ratio_loss=max_ratio_loss, alpha=alpha
+        objective,
+        weights=weights,
+        max_size=max_size,
+        max_ratio_loss=max_ratio_loss,
+        max_error=max_error,
+        min_digits=min_digits,
+        alpha=alpha,
     )
     chosen, kept = ranking.objective.weights, ranking.ranked
     winner, runner = kept[0], kept[1] if len(kept) > 1 else None

@@ -290,6 +290,8 @@ class IotuneAccessor:
         weights: str | Mapping[str, float] | None = None,
         max_size: int | str | None = None,
         max_ratio_loss: float | str | None = None,
+        max_error: float | str | None = None,
+        min_digits: int | str | None = None,
         alpha: float = ALPHA,
     ) -> Ranking:
         """Every successful point scored under an objective, and those within the limits ranked.
@@ -307,6 +309,10 @@ class IotuneAccessor:
         max_ratio_loss
             Fraction from 0 to 1: candidates must compress to at least
             ``(1 - max_ratio_loss)`` times the best compression ratio of the sweep.
+        max_error, min_digits
+            What lossy quantisation may cost: the largest absolute error of a stored
+            value, the significant digits every value keeps.  Without either, quantised
+            configurations are left out.
         alpha
             Significance level of the winner against the runner-up (``separation``).
 
@@ -319,7 +325,13 @@ class IotuneAccessor:
             objective, weights = None, objective
         name = None if objective is None else str(objective)  # a mapping moved to weights
         goal = parse_objective(
-            self.metrics, name, weights, max_size=max_size, max_ratio_loss=max_ratio_loss
+            self.metrics,
+            name,
+            weights,
+            max_size=max_size,
+            max_ratio_loss=max_ratio_loss,
+            max_error=max_error,
+            min_digits=min_digits,
         )
         everything = self._candidates(goal.weights)
         if not everything:
@@ -378,6 +390,7 @@ class IotuneAccessor:
                     file_bytes=float(one["file_bytes"]) if "file_bytes" in one else float("nan"),
                     ratio=float(one["ratio"]) if "ratio" in one else float("nan"),
                     ci={m: lo_hi for m, lo_hi in ci.items() if lo_hi[0] <= lo_hi[1]},
+                    errors=_errors(one),
                     **numbers,
                 )
             )
@@ -393,3 +406,10 @@ class IotuneAccessor:
             da = da.sel(pattern=pattern) if pattern and "pattern" in da.dims else da
             bounds.append(spread(da.transpose("point", ...).values.reshape(npts, -1)))
         return bounds[0][1], bounds[1][2]
+
+
+def _errors(point: xr.Dataset) -> dict[str, float]:
+    """A quantised point's error figures; empty for a lossless one."""
+    if "max_abs_error" not in point or not np.isfinite(float(point["max_abs_error"])):
+        return {}
+    return {k: float(point[k]) for k in ("max_abs_error", "max_rel_error", "digits_kept")}

@@ -60,6 +60,8 @@ class Candidate:
     repeat_scores: list[float] = field(default_factory=list)
     ci: dict[str, tuple[float, float]] = field(default_factory=dict)
     separation: Separation | None = None
+    #: what quantisation cost (``max_abs_error``, ``digits_kept``); empty when lossless
+    errors: dict[str, float] = field(default_factory=dict)
 
     @property
     def beats_runner_up(self) -> bool | None:
@@ -114,6 +116,8 @@ def parse_objective(
     *,
     max_size: int | str | None = None,
     max_ratio_loss: float | str | None = None,
+    max_error: float | str | None = None,
+    min_digits: int | str | None = None,
 ) -> Objective:
     """Check an objective against the metrics ``allowed`` in the results.
 
@@ -125,7 +129,8 @@ def parse_objective(
     RecommendError
         An unknown metric, a bad weight or constraint (the message names the option).
     """
-    return Objective(_weights(allowed, objective, weights), _limits(max_size, max_ratio_loss))
+    limits = _limits(max_size, max_ratio_loss) | _lossy_limits(max_error, min_digits)
+    return Objective(_weights(allowed, objective, weights), limits)
 
 
 def _weights(
@@ -195,6 +200,36 @@ def _limits(max_size: int | str | None, max_ratio_loss: float | str | None) -> d
     return limits
 
 
+def _lossy_limits(max_error: float | str | None, min_digits: int | str | None) -> dict[str, Any]:
+    """What quantisation may cost; without either, lossy configurations are never picked."""
+    limits: dict[str, Any] = {}
+    for name, value, cast in (("max_error", max_error, float), ("min_digits", min_digits, int)):
+        if value is None:
+            continue
+        try:
+            number = cast(value)
+        except (TypeError, ValueError):
+            number = -1
+        if number < 0:
+            flag = "--" + name.replace("_", "-")
+            raise RecommendError(
+                f"{flag}: {value!r}; allowed: a number of at least 0 "
+                "(the largest absolute error, or the significant digits every value keeps)"
+            )
+        limits[name] = number
+    return limits
+
+
+def _lossless_or_within(cand: Candidate, limits: Mapping[str, Any]) -> bool:
+    if not cand.errors:  # nothing quantised
+        return True
+    if "max_error" not in limits and "min_digits" not in limits:
+        return False
+    return cand.errors.get("max_abs_error", np.inf) <= limits.get("max_error", np.inf) and (
+        cand.errors.get("digits_kept", -1) >= limits.get("min_digits", -1)
+    )
+
+
 def scores(
     spreads: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
     weights: Mapping[str, float],
@@ -233,6 +268,14 @@ def constrain(cands: list[Candidate], limits: Mapping[str, Any]) -> list[Candida
                 f"--max-size: no successful configuration is at most "
                 f"{format_size(limits['max_size'])}; the smallest stored size is "
                 f"{format_size(smallest)}"
+            )
+    lossy = [c for c in kept if not _lossless_or_within(c, limits)]
+    if lossy:
+        kept = [c for c in kept if c not in lossy]
+        if not kept:
+            raise RecommendError(
+                f"--max-error/--min-digits: all {len(lossy)} remaining configurations quantise "
+                "beyond the limit (or no limit was given: a lossy configuration needs one)"
             )
     if "max_ratio_loss" in limits:
         best = max(c.ratio for c in cands)
