@@ -204,7 +204,7 @@ def plot(args: argparse.Namespace) -> int:
 def recommend(args: argparse.Namespace) -> int:
     from iotune import api
 
-    options = ("objective", "weights", "max_size", "max_ratio_loss", "variable")
+    options: tuple[str, ...] = ("objective", "weights", "max_size", "max_ratio_loss", "variable")
     options += ("max_error", "min_digits")
     rec = api.recommend(args.results, **{k: getattr(args, k) for k in options})
     print(api.recommendation_text(rec, fmt=args.format))

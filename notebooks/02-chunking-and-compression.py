@@ -109,3 +109,30 @@ display(Image(filename=str(figures["size-vs-write"])))
 display(Image(filename=str(figures["read-spatial"])))
 display(Image(filename=str(figures["read-timeseries"])))
 print(summary.format_best(ds))
+
+# %% [markdown]
+# **A file-level knob changes the answer: lossy quantisation.** netCDF-C can round away
+# mantissa bits before deflate (`quantize: bitround:N` keeps N bits). On a smooth float
+# field that makes the file much smaller — and iotune stores the error it cost. Asked for
+# the smallest file, `recommend` keeps to lossless settings until it is told what error is
+# acceptable (`max_error`, in the data's units, or `min_digits`); then the answer changes.
+
+# %%
+lossy = iotune.load_spec(
+    spec,
+    overrides={
+        **common,
+        "workload.dtype": "float32",
+        "parameters.chunks": [[5, 30, 30]] if size == "small" else [[5, 500, 500]],
+        "parameters.codec": "zlib",
+        "parameters.level": 1,
+        "parameters.shuffle": "byte",
+        "parameters.quantize": ["off", "bitround:8"],
+    },
+)
+q = iotune.run(lossy, out=Path(out) / "quantize", overwrite=True)
+print(q[["ratio", "max_abs_error", "digits_kept"]].to_dataframe())
+smallest = api.recommend(q, objective="write", max_ratio_loss=0.0)
+within = api.recommend(q, objective="write", max_ratio_loss=0.0, max_error=1.0)
+print("smallest lossless:        ", smallest.winner.label)
+print("smallest within 1.0 error:", within.winner.label)

@@ -342,7 +342,8 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
             plist = dset.id.get_create_plist()
             filters = [plist.get_filter(i) for i in range(plist.get_nfilters())]
             layout = "contiguous" if dset.chunks is None else chunk_label(dset.chunks)
-            stored = {"layout": layout, "filters": [f[3].decode(errors="replace") for f in filters]}
+            names = [f[3].decode(errors="replace") for f in filters]
+            stored: dict[str, Any] = {"layout": layout, "filters": names}
             stored |= dataset_properties(dset) | file_space(fh)
             if params.get("alignment"):
                 threshold = params.get("alignment_threshold") or 1

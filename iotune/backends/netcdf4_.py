@@ -74,7 +74,7 @@ def _create(path: Path, params: Mapping[str, Any]) -> Any:
     """Create the file; netCDF-C's alignment is global, so it is set just for this call."""
     import netCDF4
 
-    fmt = params.get("format") or "NETCDF4"
+    fmt: Any = params.get("format") or "NETCDF4"
     if not params.get("alignment"):
         return netCDF4.Dataset(path, "w", format=fmt)
     before = netCDF4.get_alignment()

@@ -138,7 +138,7 @@ class _PosixReader(Reader):
         """Under O_DIRECT, read the whole pages around a run and copy the run out."""
         first = offset - offset % PAGE
         span = -(-(offset + len(out) - first) // PAGE) * PAGE
-        bounce = aligned_empty((span,), np.uint8)
+        bounce = aligned_empty((span,), "uint8")
         _pread_all(self._fd, bounce.data, first, max(PAGE, self._transfer - self._transfer % PAGE))
         out[:] = bounce.data[offset - first : offset - first + len(out)]
 

@@ -119,9 +119,9 @@ def _layout(params: Mapping[str, Any], shape: tuple[int, ...]) -> dict[str, Any]
         chunks = shape
     layout: dict[str, Any] = {"chunks": chunks}
     if params["shards"] != "none":
-        shape = parse_chunk_label(params["shards"])
+        shards: Any = parse_chunk_label(params["shards"])
         index = params.get("shard_index")
-        layout["shards"] = shape if index is None else {"shape": shape, "index_location": index}
+        layout["shards"] = shards if index is None else {"shape": shards, "index_location": index}
     return layout
 
 

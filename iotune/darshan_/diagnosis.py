@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from iotune.darshan_.log import Log
-from iotune.darshan_.summary import SMALL_BINS, Group
+from iotune.darshan_.summary import BINS, SMALL_BINS, Group
 from iotune.units import format_size
 
 SMALL, MISALIGNED, RANDOM, IMBALANCE = 0.10, 0.10, 0.20, 0.15
+#: requests under 10 KiB: in an HDF5 file, its metadata
+TINY_BINS = BINS[:3]
 #: fewer requests than this say nothing about a pattern (the first is never sequential)
 MIN_OPS = 10
 #: a shared file this large should be striped over more than one OST
@@ -43,6 +45,7 @@ def diagnose(log: Log, groups: list[Group]) -> list[Finding]:
         main = groups[0]
         for check in (
             _small,
+            _metadata,
             _misaligned,
             _random,
             _independent,
@@ -161,19 +164,44 @@ def _misaligned(g: Group) -> list[Finding | None]:
     ops = g.posix_reads + g.posix_writes
     if ops < MIN_OPS or not g.alignment or g.not_aligned / ops <= MISALIGNED:
         return []
+    # in an HDF5 file, H5Pset_alignment places chunks and datasets on the boundary
+    hdf5 = ", or alignment (HDF5 places its chunks on it)" if g.datasets else ""
     return [
         Finding(
             "misaligned",
             "problem",
             f"{g.not_aligned / ops:.0%} of {ops} POSIX requests do not start at a multiple of the "
             f"file alignment {format_size(g.alignment)}: sweep transfer_size (and stripe_size) as "
-            "multiples of it",
+            f"multiples of it{hdf5}",
             {
                 "POSIX_FILE_NOT_ALIGNED": g.not_aligned,
                 "POSIX_FILE_ALIGNMENT": g.alignment,
                 "POSIX_READS + POSIX_WRITES": ops,
             },
-            ("transfer_size", "stripe_size"),
+            ("transfer_size", "stripe_size", *(("alignment",) if g.datasets else ())),
+            g.name,
+        )
+    ]
+
+
+def _metadata(g: Group) -> list[Finding | None]:
+    """Requests under 10 KiB to an HDF5 file: its metadata, read and written piece by piece."""
+    if not g.datasets:
+        return []
+    bins = [g.sizes.get(op, {}) for op in ("READ", "WRITE")]
+    total = sum(sum(b.values()) for b in bins)
+    tiny = sum(b.get(name, 0) for b in bins for name in TINY_BINS)
+    if total < MIN_OPS or tiny / total <= SMALL:
+        return []
+    return [
+        Finding(
+            "small-metadata",
+            "problem",
+            f"{tiny / total:.0%} of {total} requests to this HDF5 file are under 10 KiB, "
+            "which in HDF5 is mostly metadata: sweep meta_block_size (metadata aggregation) "
+            "and page_size (paged aggregation, with page_buffer for reads)",
+            {f"{_prefix(g)}_SIZE_*_0_100..1K_10K": tiny, "requests (all sizes)": total},
+            ("meta_block_size", "page_size"),
             g.name,
         )
     ]

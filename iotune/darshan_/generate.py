@@ -193,6 +193,13 @@ def _h5py(
         "nprocs": n,
     }
     baseline: dict[str, Any] = {"chunks": _chunk_value(own), "nprocs": n}
+    # the file-level knobs the findings name, against the library's default (0: not set)
+    sizes = {
+        "alignment": ["0", "1MiB"],
+        "meta_block_size": ["2KiB", "1MiB"],
+        "page_size": ["0", "4MiB"],
+    }
+    params |= {k: v for k, v in sizes.items() if k in named}
     if n > 1:
         io = "collective" if ds.collective else "independent"
         params["io"] = _swept([io, "collective", "independent"] if "io" in named else [io])

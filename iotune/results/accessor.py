@@ -28,14 +28,16 @@ import xarray as xr
 from iotune.errors import RecommendError, ResultsError
 from iotune.model import parameters
 from iotune.results import sparse
+from iotune.results.lossy import errors_of
 from iotune.results.objective import (
     Candidate,
     Ranking,
     figures,
+    intervals,
     parse_objective,
     split_metric,
 )
-from iotune.results.stats import ALPHA, nanmedian, spread
+from iotune.results.stats import ALPHA, nanmedian
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -376,12 +378,12 @@ class IotuneAccessor:
         ok = np.ones(npts, dtype=bool)
         if "status" in flat:
             ok &= flat["status"].transpose("point", ...).values.astype(str) == "ok"
-        intervals = {m: self._intervals(flat, m) for m in weights}
+        bounds = {m: intervals(flat, m) for m in weights}
         found = []
         for i, numbers in figures(values, weights, ok).items():
             one = flat.isel(point=i)
             coords = {d: plain(one[d].values) for d in dims}
-            ci = {m: (float(lo[i]), float(hi[i])) for m, (lo, hi) in intervals.items()}
+            ci = {m: (float(lo[i]), float(hi[i])) for m, (lo, hi) in bounds.items()}
             found.append(
                 Candidate(
                     coords=coords,
@@ -390,26 +392,8 @@ class IotuneAccessor:
                     file_bytes=float(one["file_bytes"]) if "file_bytes" in one else float("nan"),
                     ratio=float(one["ratio"]) if "ratio" in one else float("nan"),
                     ci={m: lo_hi for m, lo_hi in ci.items() if lo_hi[0] <= lo_hi[1]},
-                    errors=_errors(one),
+                    errors=errors_of(one),
                     **numbers,
                 )
             )
         return found
-
-    def _intervals(self, flat: xr.Dataset, metric: str) -> tuple[np.ndarray, np.ndarray]:
-        """A metric's confidence interval of the median at every point, NaN without one."""
-        var, pattern = split_metric(metric)
-        npts = flat.sizes["point"]
-        bounds = []
-        for end in ("low", "high"):
-            da = flat.get(f"{var}_ci_{end}", xr.DataArray(np.full(npts, np.nan), dims="point"))
-            da = da.sel(pattern=pattern) if pattern and "pattern" in da.dims else da
-            bounds.append(spread(da.transpose("point", ...).values.reshape(npts, -1)))
-        return bounds[0][1], bounds[1][2]
-
-
-def _errors(point: xr.Dataset) -> dict[str, float]:
-    """A quantised point's error figures; empty for a lossless one."""
-    if "max_abs_error" not in point or not np.isfinite(float(point["max_abs_error"])):
-        return {}
-    return {k: float(point[k]) for k in ("max_abs_error", "max_rel_error", "digits_kept")}

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from iotune.errors import RecommendError
+from iotune.results.lossy import lossless_or_within, lossy_limits
 from iotune.results.stats import ALPHA, Separation, check_alpha, nanmedian, separate, spread
 from iotune.units import format_size, parse_size
 
@@ -129,7 +130,7 @@ def parse_objective(
     RecommendError
         An unknown metric, a bad weight or constraint (the message names the option).
     """
-    limits = _limits(max_size, max_ratio_loss) | _lossy_limits(max_error, min_digits)
+    limits = _limits(max_size, max_ratio_loss) | lossy_limits(max_error, min_digits)
     return Objective(_weights(allowed, objective, weights), limits)
 
 
@@ -200,36 +201,6 @@ def _limits(max_size: int | str | None, max_ratio_loss: float | str | None) -> d
     return limits
 
 
-def _lossy_limits(max_error: float | str | None, min_digits: int | str | None) -> dict[str, Any]:
-    """What quantisation may cost; without either, lossy configurations are never picked."""
-    limits: dict[str, Any] = {}
-    for name, value, cast in (("max_error", max_error, float), ("min_digits", min_digits, int)):
-        if value is None:
-            continue
-        try:
-            number = cast(value)
-        except (TypeError, ValueError):
-            number = -1
-        if number < 0:
-            flag = "--" + name.replace("_", "-")
-            raise RecommendError(
-                f"{flag}: {value!r}; allowed: a number of at least 0 "
-                "(the largest absolute error, or the significant digits every value keeps)"
-            )
-        limits[name] = number
-    return limits
-
-
-def _lossless_or_within(cand: Candidate, limits: Mapping[str, Any]) -> bool:
-    if not cand.errors:  # nothing quantised
-        return True
-    if "max_error" not in limits and "min_digits" not in limits:
-        return False
-    return cand.errors.get("max_abs_error", np.inf) <= limits.get("max_error", np.inf) and (
-        cand.errors.get("digits_kept", -1) >= limits.get("min_digits", -1)
-    )
-
-
 def scores(
     spreads: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
     weights: Mapping[str, float],
@@ -269,7 +240,7 @@ def constrain(cands: list[Candidate], limits: Mapping[str, Any]) -> list[Candida
                 f"{format_size(limits['max_size'])}; the smallest stored size is "
                 f"{format_size(smallest)}"
             )
-    lossy = [c for c in kept if not _lossless_or_within(c, limits)]
+    lossy = [c for c in kept if not lossless_or_within(c, limits)]
     if lossy:
         kept = [c for c in kept if c not in lossy]
         if not kept:
@@ -278,7 +249,8 @@ def constrain(cands: list[Candidate], limits: Mapping[str, Any]) -> list[Candida
                 "beyond the limit (or no limit was given: a lossy configuration needs one)"
             )
     if "max_ratio_loss" in limits:
-        best = max(c.ratio for c in cands)
+        # the best ratio among what may be recommended: not a quantised one beyond the limit
+        best = max(c.ratio for c in cands if lossless_or_within(c, limits))
         floor = (1 - limits["max_ratio_loss"]) * best
         kept = [c for c in kept if c.ratio >= floor - 1e-12]
         if not kept:
@@ -400,3 +372,18 @@ def compare(
         alpha=alpha,
         intervals_overlap=overlap,
     )
+
+
+def intervals(flat: Any, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """A metric's confidence interval of the median at every point, NaN without one."""
+
+    var, pattern = split_metric(metric)
+    npts = flat.sizes["point"]
+    bounds = []
+    for end in ("low", "high"):
+        da = flat.get(
+            f"{var}_ci_{end}", __import__("xarray").DataArray(np.full(npts, np.nan), dims="point")
+        )
+        da = da.sel(pattern=pattern) if pattern and "pattern" in da.dims else da
+        bounds.append(spread(da.transpose("point", ...).values.reshape(npts, -1)))
+    return bounds[0][1], bounds[1][2]
