@@ -54,17 +54,14 @@ def best_text(ds: xr.Dataset) -> str:
 
 
 def backends_text() -> str:
-    """Every registered backend: the parameters it takes, parallel support, its library."""
+    """Every registered backend: parallel support, its library, then its knobs by group."""
     from iotune.backends import backend_names, get_backend
-    from iotune.model.parameters import PARAMETERS
 
     classes = [get_backend(name) for name in backend_names()]
-    columns = [p for p in PARAMETERS if any(p in c.parameters for c in classes)]
-    head = ["backend", *columns, "parallel", "library"]
+    head = ["backend", "parallel", "library"]
     rows, why_not = [], []
     for cls in classes:
         ok, detail = cls.available()
-        marks = [_mark(cls, p) for p in columns]
         parallel = "-"
         if "nprocs" in cls.parameters:
             supported, reason = cls.parallel_support()
@@ -72,16 +69,20 @@ def backends_text() -> str:
             if not supported:  # where a build could have it, say why this one has not
                 why_not.append(f"{cls.name}: parallel (nprocs > 1) unavailable: {reason}")
         library = f"{cls.library} {detail}" if ok else f"NOT AVAILABLE: {detail}"
-        rows.append([cls.name, *marks, parallel, library])
+        rows.append([cls.name, parallel, library])
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in [head, *rows]
     ]
-    lines.append(
-        "yes: swept and applied; n/a: accepted in multi-format sweeps, recorded as not "
-        "applicable; -: not a parameter of this format"
-    )
+    lines += [
+        "",
+        "parameters of each backend, by group (n/a: accepted, recorded as not applicable):",
+    ]
+    width = max(len(cls.name) for cls in classes)
+    for cls in classes:
+        for i, (group, names) in enumerate(_knobs(cls).items()):
+            lines.append(f"  {(cls.name if i == 0 else '').ljust(width)}  {group}: {names}")
     from iotune.extras import EXTRAS, installed
     from iotune.mpi.library import describe_mpi
 
@@ -134,8 +135,16 @@ _EXTRA_MODULES = {
 }
 
 
-def _mark(cls: type[Backend], param: str) -> str:
-    return "n/a" if param in cls.inapplicable else "yes" if param in cls.parameters else "-"
+def _knobs(cls: type[Backend]) -> dict[str, str]:
+    """The backend's parameters as ``{group: "chunks, codec, ..."}``, in the registry's order."""
+    from iotune.model.parameters import GROUPS, PARAMETERS
+
+    groups: dict[str, list[str]] = {g: [] for g in GROUPS}
+    for name, definition in PARAMETERS.items():
+        if name in cls.parameters:
+            mark = " (n/a)" if name in cls.inapplicable else ""
+            groups[definition.group].append(name + mark)
+    return {g: ", ".join(names) for g, names in groups.items() if names}
 
 
 def search_text(ds: xr.Dataset) -> str:

@@ -70,3 +70,30 @@ def test_missing_modules_are_findings() -> None:
     noposix = _findings(open_log(NOPOSIX_LOG))
     assert "no POSIX or MPI-IO records (modules: LUSTRE, STDIO)" in noposix["no-file-io"].text
     assert not [f for f in noposix.values() if f.kind == "problem"]
+
+
+def test_an_hdf5_file_names_its_file_level_knobs() -> None:
+    found = _findings(open_log(HDF5_LOG))
+    # 55 of 59 POSIX requests to this HDF5 file start off the 1 MiB file alignment
+    assert found["misaligned"].parameters == ("transfer_size", "stripe_size", "alignment")
+    assert "alignment (HDF5 places its chunks on it)" in found["misaligned"].text
+    metadata = found["small-metadata"]
+    assert metadata.parameters == ("meta_block_size", "page_size")
+    # read: 3 + 17, write: 3 + 4 requests under 10 KiB, of 59 MPI-IO requests
+    assert metadata.counters["MPIIO_SIZE_*_0_100..1K_10K"] == 27
+    assert metadata.counters["requests (all sizes)"] == 59
+
+
+def test_the_generated_spec_sweeps_the_named_file_knobs(tmp_path) -> None:
+    import yaml
+
+    from iotune.darshan_.generate import generate
+    from iotune.spec.parse import load_spec_text
+
+    log = open_log(HDF5_LOG)
+    found = diagnose(log, groups(log))
+    spec, _notes = generate(log, groups(log), found, budget=2**26, parallel_h5py=False)
+    params = spec["parameters"]
+    assert params["alignment"] == ["0", "1MiB"] and params["page_size"] == ["0", "4MiB"]
+    assert params["meta_block_size"] == ["2KiB", "1MiB"]
+    load_spec_text(yaml.safe_dump(spec))  # the spec iotune run takes
