@@ -100,6 +100,10 @@ def _objective(p: argparse.ArgumentParser) -> None:
     p.add_argument("--weights", help="several metrics, e.g. write=1,read:timeseries=3")
     p.add_argument("--max-size", help="largest stored size allowed, e.g. 64MiB")
     p.add_argument("--max-ratio-loss", help="fraction (0-1) of the best ratio one may give up")
+    p.add_argument(
+        "--max-error", help="largest absolute error quantisation may add (lossy needs a limit)"
+    )
+    p.add_argument("--min-digits", help="significant digits every quantised value must keep")
 
 
 def _run_parser(sub: Any) -> None:
@@ -133,10 +137,6 @@ def _results_commands(sub: Any) -> None:
     p = _command(sub, "recommend", "best settings of a results file, ready to paste")
     p.add_argument("results", type=Path, help=RESULTS_HELP)
     _objective(p)
-    p.add_argument(
-        "--max-error", help="largest absolute error quantisation may add (lossy needs a limit)"
-    )
-    p.add_argument("--min-digits", help="significant digits every quantised value must keep")
     p.add_argument("--variable", help="variable name in the exports (default: the workload's)")
     _format(p)
     p = _command(sub, "merge", "combine results of sweeps of the same workload")

@@ -138,6 +138,8 @@ def tune(args: argparse.Namespace) -> int:
         weights=args.weights,
         max_size=args.max_size,
         max_ratio_loss=args.max_ratio_loss,
+        max_error=args.max_error,
+        min_digits=args.min_digits,
         seed=args.seed,
         parallel=args.parallel,
         resume=args.resume,

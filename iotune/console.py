@@ -160,6 +160,9 @@ def search_text(ds: xr.Dataset) -> str:
     )
     pick = str(attrs.get("search_recommended") or "")
     if not pick:
+        ok = int((ds["status"] == "ok").sum()) if "status" in ds else 0
+        if ok:  # measured, but none within max_size, max_ratio_loss or the error limits
+            return f"{head}\nno measured configuration met the constraints ({ok} succeeded)"
         return f"{head}\nno configuration succeeded"
     import json
 

@@ -78,6 +78,8 @@ def goal_of(sweep: Sweep, search: SearchSpec) -> Goal:
         text if weighted else None,
         max_size=search.max_size,
         max_ratio_loss=search.max_ratio_loss,
+        max_error=search.max_error,
+        min_digits=search.min_digits,
     )
     return Goal(goal.weights, goal.limits)
 
@@ -215,9 +217,11 @@ def _parallel(sweep: Sweep) -> int:
 def _number(value: str | float | None) -> str | float | None:
     """``"0.1"`` as the command line gives it, as a number; anything else as given (checked)."""
     try:
-        return float(value) if isinstance(value, str) else value
+        number = float(value) if isinstance(value, str) else value
     except ValueError:
-        return value  # the spec's check names search.max_ratio_loss and what is allowed
+        return value  # the spec's check names the search field and what is allowed
+    # "3" from the command line is the integer the spec's check takes
+    return int(number) if isinstance(number, float) and number.is_integer() else number
 
 
 def open_grid(path: str | Path) -> xr.Dataset:
@@ -239,6 +243,8 @@ def tune(
     weights: str | None = None,
     max_size: str | None = None,
     max_ratio_loss: str | float | None = None,
+    max_error: str | float | None = None,
+    min_digits: str | int | None = None,
     seed: int | None = None,
     parallel: int | None = None,
     resume: bool = False,
@@ -269,11 +275,12 @@ def tune(
         repeats instead of the file system (see :mod:`iotune.search.replay`).
     strategy, budget, seed, parallel
         Override the ``search`` section (``budget``: trials or ``"25%"``).
-    objective, weights, max_size, max_ratio_loss
+    objective, weights, max_size, max_ratio_loss, max_error, min_digits
         The objective, as :func:`iotune.recommend` takes it: one metric
         (``read:timeseries``) or ``weights`` (``write=1,read:spatial=2``), not
-        both; the largest stored size and the share of the best compression
-        ratio one may give up.  They override the ``search`` section.
+        both; the largest stored size, the share of the best compression
+        ratio one may give up, and what quantisation may cost (without a limit
+        no quantised configuration is picked).  They override the ``search`` section.
     resume, overwrite, scratch, force, progress, on_result
         As for :func:`iotune.api.run`; a resumed search measures no trial twice.
         The room check counts every trial the search may ask for.
@@ -298,6 +305,7 @@ def tune(
     options: dict[str, Any] = {"strategy": strategy, "budget": budget}
     options["objective"] = objective or weights
     options |= {"max_size": max_size, "max_ratio_loss": _number(max_ratio_loss)}
+    options |= {"max_error": _number(max_error), "min_digits": _number(min_digits)}
     options |= {"seed": seed, "parallel": parallel}
     execution = execution_overrides(
         executor=executor, workers=workers, scheduler=scheduler, per_host=per_host

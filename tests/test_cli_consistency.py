@@ -60,10 +60,7 @@ def test_tune_takes_every_execution_and_objective_option_of_run_and_recommend() 
         return {o for a in parsers[name]._actions for o in a.option_strings}
 
     shared_run = options("run") - {"-h", "--help"}
-    # a search's constraints do not take quantisation limits yet: it never picks a lossy
-    # configuration (objective.constrain), and recommend on its results takes them
-    lossy = {"--max-error", "--min-digits"}
-    shared_recommend = options("recommend") - {"--variable", "--format", "-h", "--help"} - lossy
+    shared_recommend = options("recommend") - {"--variable", "--format", "-h", "--help"}
     assert shared_run <= options("tune")
     assert shared_recommend <= options("tune")
 

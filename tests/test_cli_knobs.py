@@ -98,6 +98,15 @@ def test_quantisation_costs_are_stored_and_gate_the_recommendation(tmp_path: Pat
     bad = iotune("recommend", "lossy", "--min-digits", "many", cwd=tmp_path)
     assert bad.returncode == 2 and "--min-digits" in bad.stderr
 
+    def searched(*limits: str) -> str:  # a search replayed over the grid gates alike
+        argv = ["tune", "--replay", "lossy", "--objective", "write", "--max-ratio-loss", "0"]
+        done = iotune(*argv, "--budget", "3", "-o", "tuned", *limits, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "quantize=off" in searched()
+    assert "quantize=bitround:6" in searched("--max-error", "10")
+
 
 def test_posix_knobs_are_read_back_from_the_kernel(tmp_path: Path) -> None:
     path = spec(

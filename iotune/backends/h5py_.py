@@ -24,6 +24,7 @@ from iotune.backends.base import LaunchedBackend, Reader, Selection, SlabBackend
 from iotune.errors import NotApplicable, VerificationError
 from iotune.model.records import HINT_VALUES
 from iotune.model.spec import Workload
+from iotune.mpi.launch import TYPED_HINTS
 from iotune.units import chunk_label, parse_chunk_label
 
 DATASET = "data"
@@ -217,6 +218,7 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         "hints",
         "stripe_count",
         "stripe_size",
+        *TYPED_HINTS,
         *FILE_KNOBS,
         *CACHE_KNOBS,
     )
@@ -251,13 +253,13 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        from iotune.mpi.launch import check_stripe_hints
+        from iotune.mpi.launch import check_stripe_hints, merge_typed_hints
 
         codec, effective, notes = resolve_layout(params, cls.parallel_support)
         knobs, file_notes = resolve_file(params, effective["chunks"], FILE_KNOBS + CACHE_KNOBS)
         effective, notes = effective | knobs, notes + file_notes
         n = int(params.get("nprocs", 1))
-        parallel_only = ("io", "hints", "stripe_count", "stripe_size")
+        parallel_only = ("io", "hints", "stripe_count", "stripe_size", *TYPED_HINTS)
         if n == 1:
             notes += [f"{k} applies only to nprocs > 1" for k in parallel_only if k in params]
             return effective, notes
@@ -277,10 +279,11 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
             # HDF5 writes filtered chunks in parallel only through collective I/O
             raise NotApplicable("compressed parallel HDF5 writes need io: collective")
         effective |= {"nprocs": n, "io": io}
-        if "hints" in params:
-            hint_values = dict(params.get(HINT_VALUES) or {})
+        typed, hint_values = merge_typed_hints(params, dict(params.get(HINT_VALUES) or {}))
+        if "hints" in params or typed:
             check_stripe_hints(params, hint_values)
-            effective |= {"hints": params["hints"], HINT_VALUES: hint_values}
+            hints = params.get("hints", "default")
+            effective |= typed | {"hints": hints, HINT_VALUES: hint_values}
         effective |= {k: params[k] for k in ("stripe_count", "stripe_size") if k in params}
         return effective, notes
 

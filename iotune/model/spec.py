@@ -162,6 +162,8 @@ class SearchSpec:
     objective: str = ""
     max_size: int | None = None
     max_ratio_loss: float | None = None
+    max_error: float | None = None
+    min_digits: int | None = None
     seed: int = 0
     parallel: int | None = None
     remeasure: float = 0.1
@@ -178,6 +180,9 @@ class SearchSpec:
             "max_ratio_loss": self.max_ratio_loss,
             "seed": self.seed,
             "remeasure": self.remeasure,
+            # only when set, so searches from before these limits keep their digest
+            **({"max_error": self.max_error} if self.max_error is not None else {}),
+            **({"min_digits": self.min_digits} if self.min_digits is not None else {}),
         }
 
 

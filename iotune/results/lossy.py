@@ -14,6 +14,9 @@ import numpy as np
 
 from iotune.errors import RecommendError
 
+#: a quantised trial's error figures, as results store them
+ERRORS = ("max_abs_error", "max_rel_error", "digits_kept")
+
 
 def lossy_limits(max_error: float | str | None, min_digits: int | str | None) -> dict[str, Any]:
     """What quantisation may cost; without either, lossy configurations are never picked."""
@@ -35,13 +38,14 @@ def lossy_limits(max_error: float | str | None, min_digits: int | str | None) ->
     return limits
 
 
-def lossless_or_within(cand: Any, limits: Mapping[str, Any]) -> bool:
-    if not cand.errors:  # nothing quantised
+def lossless_or_within(errors: Mapping[str, float], limits: Mapping[str, Any]) -> bool:
+    """Whether a point with these quantisation ``errors`` may be ranked under ``limits``."""
+    if not errors:  # nothing quantised
         return True
     if "max_error" not in limits and "min_digits" not in limits:
         return False
-    return cand.errors.get("max_abs_error", np.inf) <= limits.get("max_error", np.inf) and (
-        cand.errors.get("digits_kept", -1) >= limits.get("min_digits", -1)
+    return errors.get("max_abs_error", np.inf) <= limits.get("max_error", np.inf) and (
+        errors.get("digits_kept", -1) >= limits.get("min_digits", -1)
     )
 
 
@@ -49,4 +53,10 @@ def errors_of(point: Any) -> dict[str, float]:
     """A quantised point's error figures; empty for a lossless one."""
     if "max_abs_error" not in point or not np.isfinite(float(point["max_abs_error"])):
         return {}
-    return {k: float(point[k]) for k in ("max_abs_error", "max_rel_error", "digits_kept")}
+    return {k: float(point[k]) for k in ERRORS}
+
+
+def errors_of_result(result: Any) -> dict[str, float]:
+    """A measured trial's quantisation error (a TrialResult's ``stored``); empty if lossless."""
+    stored = result.stored or {}
+    return {k: float(stored[k]) for k in ERRORS if k in stored}

@@ -240,7 +240,7 @@ def constrain(cands: list[Candidate], limits: Mapping[str, Any]) -> list[Candida
                 f"{format_size(limits['max_size'])}; the smallest stored size is "
                 f"{format_size(smallest)}"
             )
-    lossy = [c for c in kept if not lossless_or_within(c, limits)]
+    lossy = [c for c in kept if not lossless_or_within(c.errors, limits)]
     if lossy:
         kept = [c for c in kept if c not in lossy]
         if not kept:
@@ -250,7 +250,7 @@ def constrain(cands: list[Candidate], limits: Mapping[str, Any]) -> list[Candida
             )
     if "max_ratio_loss" in limits:
         # the best ratio among what may be recommended: not a quantised one beyond the limit
-        best = max(c.ratio for c in cands if lossless_or_within(c, limits))
+        best = max(c.ratio for c in cands if lossless_or_within(c.errors, limits))
         floor = (1 - limits["max_ratio_loss"]) * best
         kept = [c for c in kept if c.ratio >= floor - 1e-12]
         if not kept:

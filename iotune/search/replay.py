@@ -20,6 +20,7 @@ import numpy as np
 
 from iotune.errors import ResultsError
 from iotune.model.records import TrialResult, TrialTask
+from iotune.results.lossy import ERRORS
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -55,7 +56,8 @@ class ReplayMeasurer:
         self.arrays = {
             n: _points(flat, n) for n in (*_WRITE.values(), *_READ.values()) if n in flat
         }
-        for name in ("file_bytes", "status", "error", "read_bytes", "read_ops", "read_cache"):
+        names = ("file_bytes", "status", "error", "read_bytes", "read_ops", "read_cache")
+        for name in (*names, *ERRORS):
             if name in flat:
                 self.arrays[name] = _points(flat, name)
 
@@ -87,7 +89,13 @@ class ReplayMeasurer:
             reads={p: runs for p, runs in reads.items() if runs},
             file_bytes=int(self.arrays["file_bytes"][i]),
             raw_bytes=self.raw_bytes,
+            stored=self._errors(i),
         )
+
+    def _errors(self, i: int) -> dict[str, float]:
+        """A quantised point's error, so a replayed search gates on it as a live one."""
+        errors = {k: float(self.arrays[k][i]) for k in ERRORS if k in self.arrays}
+        return errors if np.isfinite(errors.get("max_abs_error", np.nan)) else {}
 
     def _reads(self, i: int, j: int, drawn: np.ndarray) -> list[dict[str, Any]]:
         values = self.arrays.get("read_MiBps")

@@ -19,6 +19,7 @@ import numpy as np
 
 from iotune.measuring.precision import series
 from iotune.model.records import Trial, TrialResult
+from iotune.results.lossy import errors_of_result, lossless_or_within
 from iotune.results.stats import rank_test
 
 #: measurements a configuration needs before it may be recommended: one trial and at
@@ -86,6 +87,8 @@ class Goal:
         stored = ok[0].file_bytes or 0
         if "max_size" in self.limits and stored > self.limits["max_size"]:
             return False
+        if not lossless_or_within(errors_of_result(ok[0]), self.limits):
+            return False
         if "max_ratio_loss" in self.limits and stored:
             ratio = ok[0].raw_bytes / stored
             return ratio >= (1 - self.limits["max_ratio_loss"]) * best_ratio - 1e-12
@@ -106,8 +109,11 @@ class State:
         return self.visits[trial.id]
 
     def _best_ratio(self) -> float:
+        # among what may be picked: a quantised visit beyond the error limit sets no bar
         ratios = [
-            v.ok[0].raw_bytes / (v.ok[0].file_bytes or 1) for v in self.visits.values() if _sized(v)
+            v.ok[0].raw_bytes / (v.ok[0].file_bytes or 1)
+            for v in self.visits.values()
+            if _sized(v) and lossless_or_within(errors_of_result(v.ok[0]), self.goal.limits)
         ]
         return max(ratios, default=0.0)
 

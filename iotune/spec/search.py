@@ -31,6 +31,8 @@ SEARCH_KEYS = (
     "objective",
     "max_size",
     "max_ratio_loss",
+    "max_error",
+    "min_digits",
     "seed",
     "parallel",
     "remeasure",
@@ -67,6 +69,10 @@ def parse_search(value: object, metrics: tuple[str, ...]) -> SearchSpec:
         objective=parse_objective_text(data.get("objective"), metrics),
         max_size=None if "max_size" not in data else byte_size(data["max_size"], "search.max_size"),
         max_ratio_loss=None if limit is None else float(limit),
+        max_error=_max_error(data.get("max_error")),
+        min_digits=None
+        if data.get("min_digits") is None
+        else integer(data["min_digits"], "search.min_digits", minimum=0),
         seed=integer(data.get("seed", 0), "search.seed"),
         parallel=None if parallel is None else integer(parallel, "search.parallel", minimum=1),
         remeasure=_remeasure(data.get("remeasure", SearchSpec.remeasure)),
@@ -129,3 +135,12 @@ def parse_objective_text(value: object, metrics: tuple[str, ...]) -> str:
         elif "," in value:
             raise fail("search.objective", f"{part.strip()!r} has no weight; {allowed}")
     return value.strip()
+
+
+def _max_error(value: object) -> float | None:
+    """The largest absolute error quantisation may add, a number of at least 0."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise fail("search.max_error", f"{value!r}; allowed: a number of at least 0")
+    return float(value)

@@ -124,6 +124,34 @@ def test_requested_hints_show_up_in_get_info_and_ignored_ones_are_listed(tmp_pat
 
 
 @pytest.mark.mpi
+def test_typed_hints_merge_into_the_set_and_are_read_back(tmp_path):
+    hints = {"cb": {"romio_cb_write": "enable"}}
+    params = {"nprocs": 2, "io": "collective", "hints": "cb", "cb_buffer_size": "4MiB"}
+    _plan, done = run(tmp_path, {**params, "cb_nodes": [1, 2]}, hints=hints)
+    by_nodes = {r.stored["hints_effective"]["cb_nodes"]: r for r in done.values()}
+    for result in done.values():
+        assert result.status == "ok", result.error
+        assert result.stored["hints_effective"]["cb_buffer_size"] == str(4 * 2**20)
+        assert result.stored["hints_effective"]["romio_cb_write"] == "enable"
+    # one node here: ROMIO keeps one aggregator whatever is asked, and says so
+    assert set(by_nodes) == {"1"}
+    asked_two = [r for r in done.values() if r.stored["hints_ignored"]]
+    assert asked_two[0].stored["hints_ignored"] == {
+        "cb_nodes": {"requested": "2", "effective": "1"}
+    }
+
+
+def test_a_typed_hint_the_set_also_names_does_not_apply():
+    from iotune.backends.mpiio import MpiioBackend
+    from iotune.errors import NotApplicable
+    from iotune.model.records import HINT_VALUES
+
+    params = {"nprocs": 2, "hints": "cbn", HINT_VALUES: {"cb_nodes": "2"}, "cb_nodes": 1}
+    with pytest.raises(NotApplicable, match="sets cb_nodes and so does the parameter"):
+        MpiioBackend.resolve(params, sweep_of({"nprocs": 2}).workload)
+
+
+@pytest.mark.mpi
 def test_a_wrong_offset_is_a_verification_error_not_a_fast_result(tmp_path):
     shim = Path(__file__).with_name("mpi_wrong_offsets.py")
     launcher = f"{find_mpiexec()} -n {{nprocs}} {sys.executable} {shim}"
