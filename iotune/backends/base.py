@@ -139,6 +139,10 @@ class SlabBackend(Backend):
         Raises :class:`~iotune.errors.VerificationError` on a mismatch.
         """
 
+    def slab_budget(self, params: Mapping[str, Any]) -> int | None:
+        """Largest slab (bytes) the runner should hand ``write``; None: the runner's default."""
+        return None
+
     def syncs(self, params: Mapping[str, Any]) -> bool:
         """Whether the writer makes its data durable itself, so the runner's fsync is skipped."""
         return False

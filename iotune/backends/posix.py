@@ -247,6 +247,15 @@ class PosixBackend(SlabBackend):
                 )
         return effective, []
 
+    def slab_budget(self, params: Mapping[str, Any]) -> int | None:
+        """One transfer per slab: written just after it is made, from the CPU's cache.
+
+        As IOR and fio write from one transfer-sized buffer.  A 32 MiB slab,
+        checksummed just before its write, no longer fits the cache (measured:
+        0.92 of fio's write at 4 MiB transfers with preallocation, 1.0 with this).
+        """
+        return int(params["transfer_size"])
+
     def syncs(self, params: Mapping[str, Any]) -> bool:
         """``sync: fdatasync`` and ``dsync`` make the data durable themselves."""
         return params.get("sync") in ("fdatasync", "dsync")

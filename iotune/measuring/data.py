@@ -221,7 +221,11 @@ def _plane_shape(workload: Workload) -> tuple[int, int]:
     return rows, rest[-1]
 
 
-def slab_length(workload: Workload, *, align: int | None = None, budget: int = 32 * 2**20) -> int:
+#: bytes of one slab the runner generates and hands a writer, unless the backend asks less
+SLAB_BUDGET = 32 * 2**20
+
+
+def slab_length(workload: Workload, *, align: int | None = None, budget: int = SLAB_BUDGET) -> int:
     """Slab length along the first dimension that keeps a slab within ``budget`` bytes.
 
     With ``align`` (the chunk extent along the first dimension) the slab is a

@@ -30,7 +30,7 @@ from iotune.backends import get_backend
 from iotune.backends.base import SlabBackend
 from iotune.errors import ConcurrencyError, one_line
 from iotune.measuring import precision
-from iotune.measuring.data import Field, slab_length
+from iotune.measuring.data import Field
 from iotune.model.records import TrialResult, TrialTask
 from iotune.processes import die_with_parent
 from iotune.quantize import Quantize
@@ -175,8 +175,7 @@ def _child(stdin: IO[str], stdout: IO[str]) -> None:
                 backend.prepare_process()
                 backend.import_library()
                 # fill the slab cache now, so no data is generated while others write
-                align = steps.align_of(task.trial.params)
-                for _ in Field(task.workload).slabs(slab_length(task.workload, align=align)):
+                for _ in Field(task.workload).slabs(steps.write_length(task, backend)):
                     pass
                 reply: dict[str, Any] = {"state": "ready"}
             else:

@@ -15,7 +15,7 @@ from iotune.backends.base import SlabBackend
 from iotune.errors import VerificationError
 from iotune.measuring import access, measure
 from iotune.measuring.checksum import checksum
-from iotune.measuring.data import Field, slab_length
+from iotune.measuring.data import SLAB_BUDGET, Field, slab_length
 from iotune.model.records import TrialResult, TrialTask
 from iotune.quantize import ErrorMeter, Quantize
 from iotune.units import parse_chunk_label
@@ -51,13 +51,19 @@ def one_repeat(task: TrialTask, backend: SlabBackend, path: Path, result: TrialR
     backend.remove(path)
 
 
+def write_length(task: TrialTask, backend: SlabBackend) -> int:
+    """Slab length of a write: chunk-aligned, within the backend's slab budget."""
+    budget = backend.slab_budget(task.trial.params) or SLAB_BUDGET
+    return slab_length(task.workload, align=align_of(task.trial.params), budget=budget)
+
+
 def write_once(task: TrialTask, backend: SlabBackend, path: Path, result: TrialResult) -> int:
     """Write the workload slab by slab; only library calls and fsync are timed.
 
     Appends the timing to ``result.write`` and returns the checksum of the data.
     """
     params, clock, crc = task.trial.params, measure.Stopwatch(), 0
-    length = slab_length(task.workload, align=align_of(params))
+    length = write_length(task, backend)
     with clock:
         writer = backend.open_writer(path, task.workload, params)
     try:
