@@ -4,9 +4,12 @@ A spec says ``quantize: bitround:10`` (keep 10 mantissa bits), ``digits:3``
 (keep 3 significant decimal digits) or ``bitgroom:3`` (netCDF-C's original
 digit-based method).  netCDF-C quantises inside the library
 (``nc_def_var_quantize``: ``BitRound``, ``GranularBitRound`` for ``digits``,
-``BitGroom``); Zarr does it with numcodecs filters (``BitRound``, and
-``Quantize`` for ``digits``).  Every quantised trial also measures what it
-cost: :class:`ErrorMeter` compares what was stored with what was written.
+``BitGroom``); Zarr does it with numcodecs' ``BitRound`` filter, ``digits:N``
+as the ``ceil(N * log2(10))`` mantissa bits that keep N significant digits
+(numcodecs' ``Quantize`` counts digits after the decimal point, not significant
+ones, so it would mean something else for every value range).  Every quantised
+trial also measures what it cost: :class:`ErrorMeter` compares what was stored
+with what was written.
 """
 
 from __future__ import annotations
@@ -113,13 +116,16 @@ def zarr_filters(q: Quantize, dtype: str) -> list[Any]:
     with warnings.catch_warnings():
         # numcodecs filters are outside the Zarr v3 spec; zarr says so for every one made
         warnings.simplefilter("ignore", ZarrUserWarning)
-        if q.mode == "bitround":
-            return [zn.BitRound(keepbits=q.keep)]
-        if q.mode == "digits":
-            return [zn.Quantize(digits=q.keep, dtype=np.dtype(dtype).str)]
+        if q.mode in ("bitround", "digits"):
+            return [zn.BitRound(keepbits=zarr_bits(q))]
     raise NotApplicable(
         f"quantize {q.label}: BitGroom exists only in netCDF-C; zarr has bitround and digits"
     )
+
+
+def zarr_bits(q: Quantize) -> int:
+    """Mantissa bits Zarr's BitRound keeps for ``q``: N bits, or enough for N digits."""
+    return q.keep if q.mode == "bitround" else math.ceil(q.keep * math.log2(10))
 
 
 class ErrorMeter:

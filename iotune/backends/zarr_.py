@@ -226,10 +226,15 @@ class ZarrBackend(SlabBackend):
         stored |= _properties(array) | getattr(self, "_applied", {})
         knobs = ("async_concurrency", "write_empty_chunks", "shard_index", "quantize")
         asked = {k: params[k] for k in knobs if params.get(k) is not None}
+        if "quantize" in asked:  # digits:N is stored as the bits that keep N digits
+            lossy = quantize.Quantize.from_params(asked)
+            asked["quantize"] = f"bitround:{quantize.zarr_bits(lossy)}" if lossy.lossy else "off"
         differ = {k: (stored.get(k), v) for k, v in asked.items() if stored.get(k) != v}
         if differ:
             detail = ", ".join(f"{k}={got!r} (asked {want!r})" for k, (got, want) in differ.items())
             raise VerificationError(f"store properties differ from the request: {detail}")
+        if "quantize" in asked:  # the request's words, and the filter the store holds
+            stored |= {"quantize_stored": stored["quantize"], "quantize": params["quantize"]}
         return stored
 
 
@@ -243,6 +248,4 @@ def _properties(array: Any) -> dict[str, Any]:
         config = f.to_dict().get("configuration", {})
         if "keepbits" in config:
             found["quantize"] = f"bitround:{config['keepbits']}"
-        elif "digits" in config:
-            found["quantize"] = f"digits:{config['digits']}"
     return found
