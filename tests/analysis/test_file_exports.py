@@ -154,3 +154,27 @@ def test_posix_exports_run(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "f.bin").stat().st_size == int(np.prod(TARGET.shape)) * 4
     assert json.dumps(argv)  # a plain list of strings, as recommend --format json holds it
+
+
+def test_xarray_encodings_carry_the_quantisation(tmp_path: Path) -> None:
+    import netCDF4
+    import xarray as xr
+    import zarr
+
+    data = 280 + 15 * np.random.default_rng(0).random(TARGET.shape, dtype=np.float32)
+    ds = xr.Dataset({"tas": (TARGET.dims, data)})
+    nc = {"backend": "netcdf4", "chunks": "4x32x32", "codec": "zlib", "level": 1}
+    nc |= {"shuffle": "byte", "quantize": "bitround:9"}
+    ds.to_netcdf(
+        tmp_path / "q.nc", engine="netcdf4", encoding=exports.xarray_netcdf4_encoding(nc, TARGET)
+    )
+    with netCDF4.Dataset(tmp_path / "q.nc") as f:
+        assert f["tas"].quantization() == (9, "BitRound")
+    zs = {"backend": "zarr", "chunks": "4x32x32", "codec": "zstd", "level": 3}
+    zs |= {"shuffle": "none", "quantize": "digits:3"}
+    encoding = exports.xarray_zarr_encoding(zs, TARGET)
+    ds.to_zarr(tmp_path / "q.zarr", zarr_format=3, encoding=encoding, consolidated=False)
+    arr = zarr.open_array(str(tmp_path / "q.zarr"), path="tas")
+    assert [f.to_dict()["configuration"]["keepbits"] for f in arr.filters] == [10]
+    stored = arr[:]
+    assert 0 < np.abs(stored - data).max() / 295 <= 2.0**-11
