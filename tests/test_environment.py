@@ -18,9 +18,10 @@ CONDA_NAMES = {
     "dask[distributed]": ["dask", "distributed"],
     "matplotlib": ["matplotlib-base"],  # matplotlib without a GUI toolkit
     "darshan": ["pydarshan"],
+    "moto[server]": ["moto"],
 }
 #: conda names that are not Python requirements of iotune
-NOT_REQUIREMENTS = {"python", "pip"}
+NOT_REQUIREMENTS = {"python", "pip", "flask", "flask-cors"}  # flask: moto's server
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9_.\-]+(?:\[[^\]]*\])?)\s*([^;]*)")
 _CONDA = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(.*)$")
 

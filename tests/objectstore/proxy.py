@@ -1,0 +1,88 @@
+"""A TCP proxy that delays each request, for object-store latency without netem.
+
+This kernel has no ``netem``; an S3 request costs 10-200 ms before its first
+byte on a real store, and the tests need that to show latency changing the
+answer.  The proxy forwards both directions and holds the first bytes of each
+new request (the first client bytes after the server last answered) for
+``delay`` seconds, so every request pays one delay, however large its body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator
+
+
+class LatencyProxy:
+    """Listen on 127.0.0.1, forward to ``target``, delay each request by ``delay`` s."""
+
+    def __init__(self, target: tuple[str, int], *, delay: float) -> None:
+        self.target = target
+        self.delay = delay
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        server = self._loop.run_until_complete(
+            asyncio.start_server(self._connection, "127.0.0.1", 0)
+        )
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        self._loop.run_forever()
+        server.close()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            writer.close()
+            return
+        new_request = asyncio.Event()
+        new_request.set()
+
+        async def upstream() -> None:
+            while data := await reader.read(1 << 16):
+                if new_request.is_set():  # the first bytes of a request: its latency
+                    new_request.clear()
+                    await asyncio.sleep(self.delay)
+                up_writer.write(data)
+                await up_writer.drain()
+            up_writer.close()
+
+        async def downstream() -> None:
+            while data := await up_reader.read(1 << 16):
+                new_request.set()
+                writer.write(data)
+                await writer.drain()
+            writer.close()
+
+        with contextlib.suppress(ConnectionError):
+            await asyncio.gather(upstream(), downstream())
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> LatencyProxy:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+@contextlib.contextmanager
+def latency(target: tuple[str, int], delay: float) -> Iterator[LatencyProxy]:
+    """A running :class:`LatencyProxy` for the ``with`` block."""
+    proxy = LatencyProxy(target, delay=delay).start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()
