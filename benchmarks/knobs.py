@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 import iotune
+from iotune.model.parameters import show
 
 HEAD = """version: 1
 name: knobs-{name}
@@ -86,7 +87,7 @@ def rows(out: Path, knob: str) -> list[str]:
     for value in ds[knob].values:
         one = ds.sel({knob: value}).squeeze()
         if str(one["status"].values) != "ok":
-            lines.append(f"| {knob}={value} | {one['error'].values} | | | | |")
+            lines.append(f"| {knob}={show(knob, value.item())} | {one['error'].values} | | | | |")
             continue
         cells = [_cell(one, "write", None)]
         cells += [_cell(one, "read", p) for p in ("full", "spatial")]
@@ -96,7 +97,10 @@ def rows(out: Path, knob: str) -> list[str]:
         if "max_rel_error" in one and np.isfinite(float(one["max_rel_error"])):
             extra = f"; max rel. error {float(one['max_rel_error']):.1e}"
             extra += f", {int(one['digits_kept'])} digits"
-        lines.append(f"| {knob}={value} | {' | '.join(cells)} | {size:.1f} MiB{extra} |")
+        cells_text = " | ".join(cells)
+        lines.append(
+            f"| {knob}={show(knob, value.item())} | {cells_text} | {size:.1f} MiB{extra} |"
+        )
     return lines
 
 

@@ -18,15 +18,16 @@ from iotune.units import chunk_label, parse_chunk_label
 VARIABLE = "data"
 FORMATS = ("NETCDF4", "NETCDF4_CLASSIC", "NETCDF3_64BIT_DATA")
 #: the HDF5 knobs netCDF-C lets a program set (nc_set_alignment, nc_set_var_chunk_cache)
-#: what netCDF-C applied to the last file this process created, kept by nothing in the file
-_APPLIED: dict[str, Any] = {}
 HDF5_KNOBS = ("alignment", "alignment_threshold", *CACHE_KNOBS)
 
 
 class _NCWriter(Writer):
     def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
 
-        self._ds = _create(path, params)
+        #: what netCDF-C applied, for verify: a netCDF-3 file keeps no fill mode, no file
+        #: keeps the alignment
+        self.applied: dict[str, Any] = {}
+        self._ds = _create(path, params, self.applied)
         for dim, size in zip(workload.dims, workload.shape, strict=True):
             self._ds.createDimension(dim, size)
         layout: dict[str, Any] = {}
@@ -42,8 +43,7 @@ class _NCWriter(Writer):
         self._var = self._ds.createVariable(
             VARIABLE, workload.dtype, workload.dims, **layout, **encoding, **lossy, **nofill
         )
-        # a netCDF-3 file keeps no fill mode: read back from the library while open
-        _APPLIED["fill"] = "off" if self._var.get_fill_value() is None else "on"
+        self.applied["fill"] = "off" if self._var.get_fill_value() is None else "on"
         _set_cache(self._var, params)
 
     def write(self, start: int, data: np.ndarray) -> None:
@@ -69,9 +69,11 @@ class _NCReader(Reader):
         self._ds.close()
 
 
-def _create(path: Path, params: Mapping[str, Any]) -> Any:
-    # nc_set_alignment is global: set just for this create, and read back while set
-    """Create the file; netCDF-C's alignment is global, so it is set just for this call."""
+def _create(path: Path, params: Mapping[str, Any], applied: dict[str, Any]) -> Any:
+    """Create the file; netCDF-C's alignment is global, so it is set just for this call.
+
+    The alignment netCDF-C holds while the file is created goes into ``applied``.
+    """
     import netCDF4
 
     fmt: Any = params.get("format") or "NETCDF4"
@@ -79,7 +81,7 @@ def _create(path: Path, params: Mapping[str, Any]) -> Any:
         return netCDF4.Dataset(path, "w", format=fmt)
     before = netCDF4.get_alignment()
     netCDF4.set_alignment(params.get("alignment_threshold") or 1, params["alignment"])
-    _APPLIED["alignment"] = netCDF4.get_alignment()[1]
+    applied["alignment"] = netCDF4.get_alignment()[1]
     try:
         return netCDF4.Dataset(path, "w", format=fmt)
     finally:
@@ -170,7 +172,9 @@ class NetCDF4Backend(SlabBackend):
         return True, f"{version} ({libs})"
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
-        return _NCWriter(path, workload, params)
+        writer = _NCWriter(path, workload, params)
+        self._applied = writer.applied
+        return writer
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
         return _NCReader(path, params)
@@ -200,9 +204,10 @@ class NetCDF4Backend(SlabBackend):
         # chunks' offsets are checked with h5py by the tests (two HDF5 builds in one
         # process make netCDF-C's next create fail)
         if params.get("alignment"):
-            stored["alignment"] = _APPLIED.get("alignment")
+            stored["alignment"] = getattr(self, "_applied", {}).get("alignment")
         if stored["format"] == "NETCDF3_64BIT_DATA":
-            stored |= {"fill": _APPLIED.get("fill"), "fill_read_back_from": "library"}
+            fill = getattr(self, "_applied", {}).get("fill")
+            stored |= {"fill": fill, "fill_read_back_from": "library"}
         asked = {k: params[k] for k in ("fill", "format", "quantize") if k in params}
         differ = {k: (stored[k], v) for k, v in asked.items() if stored[k] != v}
         if differ:
