@@ -104,8 +104,17 @@ def netcdf4_kwargs(q: Quantize) -> dict[str, Any]:
     return {"significant_digits": q.keep, "quantize_mode": NETCDF_MODES[q.mode]}
 
 
-def zarr_filters(q: Quantize, dtype: str) -> list[Any]:
+def check_zarr(q: Quantize) -> None:
+    """Raise NotApplicable for a mode Zarr has no filter for (BitGroom)."""
+    if q.mode == "bitgroom":
+        raise NotApplicable(
+            f"quantize {q.label}: BitGroom exists only in netCDF-C; zarr has bitround and digits"
+        )
+
+
+def zarr_filters(q: Quantize) -> list[Any]:
     """numcodecs filters for a Zarr v3 array that quantise as ``q`` asks."""
+    check_zarr(q)
     if not q.lossy:
         return []
     import warnings
@@ -116,11 +125,7 @@ def zarr_filters(q: Quantize, dtype: str) -> list[Any]:
     with warnings.catch_warnings():
         # numcodecs filters are outside the Zarr v3 spec; zarr says so for every one made
         warnings.simplefilter("ignore", ZarrUserWarning)
-        if q.mode in ("bitround", "digits"):
-            return [zn.BitRound(keepbits=zarr_bits(q))]
-    raise NotApplicable(
-        f"quantize {q.label}: BitGroom exists only in netCDF-C; zarr has bitround and digits"
-    )
+        return [zn.BitRound(keepbits=zarr_bits(q))]
 
 
 def zarr_bits(q: Quantize) -> int:

@@ -94,7 +94,7 @@ def xarray_zarr_encoding(settings: Mapping[str, Any], target: Target) -> dict[st
     shards = settings.get("shards")
     if shards not in (None, "none"):
         encoding["shards"] = list(parse_chunk_label(str(shards)))
-    lossy = quantize.zarr_filters(quantize.Quantize.from_params(settings), target.dtype)
+    lossy = quantize.zarr_filters(quantize.Quantize.from_params(settings))
     if lossy:
         encoding["filters"] = [f.to_dict() for f in lossy]
     return {target.variable: encoding}

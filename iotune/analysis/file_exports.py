@@ -151,7 +151,7 @@ def zarr_array_code(settings: Mapping[str, Any], target: Any) -> str:
         shape = tuple(int(n) for n in str(settings["shards"]).split("x"))
         args.append(f"shards={{'shape': {shape}, 'index_location': {index!r}}}")
     if q.lossy:
-        (made,) = quantize.zarr_filters(q, target.dtype)
+        (made,) = quantize.zarr_filters(q)
         args.append(
             f"filters=[zarr.codecs.numcodecs.{type(made).__name__}(**{made.codec_config!r})]"
         )

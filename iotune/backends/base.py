@@ -18,6 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,6 +26,16 @@ import numpy as np
 from iotune.measuring.access import Selection
 from iotune.model.records import TrialResult, TrialTask
 from iotune.model.spec import Workload
+
+
+def check_properties(stored: Mapping[str, Any], asked: Mapping[str, Any]) -> None:
+    """Raise VerificationError naming every property whose stored value is not the asked one."""
+    from iotune.errors import VerificationError
+
+    wrong = {k: (stored.get(k), v) for k, v in asked.items() if stored.get(k) != v}
+    if wrong:
+        detail = ", ".join(f"{k}={got!r} (asked {want!r})" for k, (got, want) in wrong.items())
+        raise VerificationError(f"file properties differ from the request: {detail}")
 
 
 class Writer(ABC):
@@ -123,6 +134,10 @@ class Backend(ABC):
 
 class SlabBackend(Backend):
     """A format the trial runner drives slab by slab in its own process."""
+
+    #: what the library applied while the last writer was open and the file does not
+    #: keep (set by ``open_writer``, read back by ``verify``); empty until then
+    _applied: Mapping[str, Any] = MappingProxyType({})
 
     @abstractmethod
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:

@@ -20,7 +20,14 @@ from iotune.backends._hdf5 import (
     resolve_file,
     resolve_layout,
 )
-from iotune.backends.base import LaunchedBackend, Reader, Selection, SlabBackend, Writer
+from iotune.backends.base import (
+    LaunchedBackend,
+    Reader,
+    Selection,
+    SlabBackend,
+    Writer,
+    check_properties,
+)
 from iotune.errors import NotApplicable, VerificationError
 from iotune.model.records import HINT_VALUES
 from iotune.model.spec import Workload
@@ -111,17 +118,16 @@ def open_file(
     return h5py.File(files.make_fid(os.fsencode(path), mode, None, fapl, fcpl))
 
 
-def access_properties(file: Any) -> dict[str, Any]:
-    """What the library applied to an open file: alignment, metadata and sieve sizes, libver."""
+def access_properties(fapl: Any) -> dict[str, Any]:
+    """What a file access property list holds: alignment, metadata and sieve sizes, libver."""
     from h5py import h5f
 
-    fapl = file.id.get_access_plist()
     threshold, interval = fapl.get_alignment()
     names = {getattr(h5f, n): n.removeprefix("LIBVER_").lower() for n in dir(h5f) if "LIBVER_" in n}
     # LATEST is the newest version's own number: say "latest", as a spec does
     names |= {h5f.LIBVER_EARLIEST: "earliest", h5f.LIBVER_LATEST: "latest"}
     low, high = fapl.get_libver_bounds()
-    nbytes = fapl.get_cache()[2]
+    _, slots, nbytes, w0 = fapl.get_cache()
     return {
         "alignment": int(interval),
         "alignment_threshold": int(threshold),
@@ -130,8 +136,8 @@ def access_properties(file: Any) -> dict[str, Any]:
         "libver": f"{names.get(low, low)}..{names.get(high, high)}",
         "page_buffer": int(fapl.get_page_buffer_size()[0]),
         "chunk_cache": int(nbytes),
-        "cache_slots": int(fapl.get_cache()[1]),
-        "cache_preemption": float(fapl.get_cache()[3]),
+        "cache_slots": int(slots),
+        "cache_preemption": float(w0),
     }
 
 
@@ -175,11 +181,11 @@ def _dataset_kwargs(params: Mapping[str, Any]) -> dict[str, Any]:
 
 class _H5Writer(Writer):
     def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
-
         self._file = open_file(path, "w", params, workload)
         self._dset = create_dataset(self._file, workload, params)
-        #: what the library applied, for verify: the file keeps none of it
-        self.applied = access_properties(self._file)
+        # what the library applied, kept for verify (the file keeps none of it); read
+        # out of the property list there, not in this timed open
+        self.access = self._file.id.get_access_plist()
 
     def write(self, start: int, data: np.ndarray) -> None:
         self._dset[start : start + data.shape[0]] = data
@@ -190,7 +196,6 @@ class _H5Writer(Writer):
 
 class _H5Reader(Reader):
     def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
-
         self._file = open_file(path, "r", params, workload)
         self._dset = self._file[DATASET]
 
@@ -331,7 +336,7 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
         writer = _H5Writer(path, workload, params)
-        self._applied = writer.applied
+        self._access = writer.access
         return writer
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
@@ -360,7 +365,8 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
             raise VerificationError(f"deflate level is {filters[-1][2][0]}, asked {codec.level}")
         if params["chunks"] != "auto" and layout != params["chunks"]:
             raise VerificationError(f"file chunking is {layout}, asked {params['chunks']}")
-        stored |= getattr(self, "_applied", {})
+        access = getattr(self, "_access", None)  # None: verifying a file made elsewhere
+        stored |= access_properties(access) if access is not None else {}
         _check_applied(stored, params)
         return stored
 
@@ -377,7 +383,4 @@ def _check_applied(stored: Mapping[str, Any], params: Mapping[str, Any]) -> None
         raise VerificationError(
             f"libver bounds are {stored.get('libver')}, asked {params['libver']}"
         )
-    wrong = {k: (stored.get(k), v) for k, v in wanted.items() if stored.get(k) != v}
-    if wrong:
-        detail = ", ".join(f"{k}={got!r} (asked {want!r})" for k, (got, want) in wrong.items())
-        raise VerificationError(f"file properties differ from the request: {detail}")
+    check_properties(stored, wanted)

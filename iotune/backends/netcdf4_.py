@@ -10,20 +10,18 @@ import numpy as np
 
 from iotune import codecs, quantize
 from iotune.backends._hdf5 import CACHE_KNOBS, resolve_file, resolve_layout
-from iotune.backends.base import Reader, Selection, SlabBackend, Writer
+from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
 from iotune.errors import NotApplicable, VerificationError
 from iotune.model.spec import Workload
 from iotune.units import chunk_label, parse_chunk_label
 
 VARIABLE = "data"
-FORMATS = ("NETCDF4", "NETCDF4_CLASSIC", "NETCDF3_64BIT_DATA")
 #: the HDF5 knobs netCDF-C lets a program set (nc_set_alignment, nc_set_var_chunk_cache)
 HDF5_KNOBS = ("alignment", "alignment_threshold", *CACHE_KNOBS)
 
 
 class _NCWriter(Writer):
     def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
-
         #: what netCDF-C applied, for verify: a netCDF-3 file keeps no fill mode, no file
         #: keeps the alignment
         self.applied: dict[str, Any] = {}
@@ -204,15 +202,12 @@ class NetCDF4Backend(SlabBackend):
         # chunks' offsets are checked with h5py by the tests (two HDF5 builds in one
         # process make netCDF-C's next create fail)
         if params.get("alignment"):
-            stored["alignment"] = getattr(self, "_applied", {}).get("alignment")
+            stored["alignment"] = self._applied.get("alignment")
         if stored["format"] == "NETCDF3_64BIT_DATA":
-            fill = getattr(self, "_applied", {}).get("fill")
+            fill = self._applied.get("fill")
             stored |= {"fill": fill, "fill_read_back_from": "library"}
         asked = {k: params[k] for k in ("fill", "format", "quantize") if k in params}
-        differ = {k: (stored[k], v) for k, v in asked.items() if stored[k] != v}
-        if differ:
-            detail = ", ".join(f"{k}={got!r} (asked {want!r})" for k, (got, want) in differ.items())
-            raise VerificationError(f"file properties differ from the request: {detail}")
+        check_properties(stored, asked)
         return {"layout": layout, "filters": filters, **stored}
 
 

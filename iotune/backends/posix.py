@@ -111,6 +111,7 @@ class _PosixReader(Reader):
         self._transfer = int(params["transfer_size"])
         self._pool: list[np.ndarray] = []
         self._direct = params.get("direct") == "on"
+        self._bounce = np.empty(0, np.uint8)
         self._fd = _open(path, os.O_RDONLY, params)
         if params.get("fadvise", "none") != "none":
             os.posix_fadvise(self._fd, 0, 0, getattr(os, ADVICE[params["fadvise"]]))
@@ -138,9 +139,11 @@ class _PosixReader(Reader):
         """Under O_DIRECT, read the whole pages around a run and copy the run out."""
         first = offset - offset % PAGE
         span = -(-(offset + len(out) - first) // PAGE) * PAGE
-        bounce = aligned_empty((span,), "uint8")
-        _pread_all(self._fd, bounce.data, first, max(PAGE, self._transfer - self._transfer % PAGE))
-        out[:] = bounce.data[offset - first : offset - first + len(out)]
+        if self._bounce.size < span:  # kept: a fresh buffer per run would be timed as I/O
+            self._bounce = aligned_empty((span,), "uint8")
+        pages = self._bounce[:span].data
+        _pread_all(self._fd, pages, first, max(PAGE, self._transfer - self._transfer % PAGE))
+        out[:] = pages[offset - first : offset - first + len(out)]
 
     def _output(self, shape: tuple[int, ...]) -> np.ndarray:
         """An array for the result, reusing one of the last two that nobody holds any more.
@@ -280,7 +283,7 @@ class PosixBackend(SlabBackend):
             "preallocate": params.get("preallocate", "off"),
             "fadvise": params.get("fadvise", "none"),
             "sync": params.get("sync", "fsync"),
-            **getattr(self, "_applied", {}),
+            **self._applied,
             "bytes": stat.st_size,
             "allocated_bytes": stat.st_blocks * 512,
         }

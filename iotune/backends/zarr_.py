@@ -16,12 +16,14 @@ from typing import Any
 import numpy as np
 
 from iotune import codecs, quantize
-from iotune.backends.base import Reader, Selection, SlabBackend, Writer
+from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
 from iotune.errors import NotApplicable, VerificationError
 from iotune.model.spec import Workload
 from iotune.units import chunk_label, parse_chunk_label
 
 VARIABLE = "data"
+#: the store-level knobs, beside chunks, shards and codecs
+KNOBS = ("async_concurrency", "write_empty_chunks", "shard_index", "quantize")
 
 
 @contextlib.contextmanager
@@ -46,14 +48,14 @@ class _ZarrWriter(Writer):
         layout = _layout(params, workload.shape)
         self._config = _config(params)
         lossy = quantize.Quantize.from_params(params)
-        with _quiet(), zarr.config.set(self._config):
+        with _quiet(), _configured(self._config):
             compressors = _compressors(params, np.dtype(workload.dtype).itemsize)
             self._group = zarr.open_group(str(path), mode="w", zarr_format=3)
             self._array = self._group.create_array(
                 VARIABLE,
                 shape=workload.shape,
                 dtype=workload.dtype,
-                filters=quantize.zarr_filters(lossy, workload.dtype) or None,
+                filters=quantize.zarr_filters(lossy) or None,
                 compressors=compressors,
                 dimension_names=workload.dims,
                 fill_value=0,
@@ -70,9 +72,7 @@ class _ZarrWriter(Writer):
             }
 
     def write(self, start: int, data: np.ndarray) -> None:
-        import zarr
-
-        with _quiet(), zarr.config.set(self._config):
+        with _quiet(), _configured(self._config):
             self._array[start : start + data.shape[0]] = data
 
     def close(self) -> None:
@@ -86,9 +86,7 @@ class _ZarrReader(Reader):
         self._config = _config(params)
 
     def read(self, selection: Selection) -> np.ndarray:
-        import zarr
-
-        with _quiet(), zarr.config.set(self._config):
+        with _quiet(), _configured(self._config):
             return np.asarray(self._array[selection])
 
     def close(self) -> None:
@@ -106,6 +104,15 @@ def _config(params: Mapping[str, Any]) -> dict[str, Any]:
     """zarr.config settings of the trial (``async.concurrency``), applied around each call."""
     value = params.get("async_concurrency")
     return {} if value is None else {"async.concurrency": int(value)}
+
+
+def _configured(config: Mapping[str, Any]) -> contextlib.AbstractContextManager[Any]:
+    """``zarr.config.set(config)``, or nothing to do when the trial sets nothing."""
+    if not config:
+        return contextlib.nullcontext()
+    import zarr
+
+    return zarr.config.set(dict(config))
 
 
 def _compressors(params: Mapping[str, Any], itemsize: int) -> list[Any] | None:
@@ -158,10 +165,7 @@ class ZarrBackend(SlabBackend):
         "level",
         "shuffle",
         "chunk_cache",
-        "async_concurrency",
-        "write_empty_chunks",
-        "shard_index",
-        "quantize",
+        *KNOBS,
     )
     description = "Zarr format 3 directory stores via zarr-python"
     inapplicable = ("chunk_cache",)
@@ -189,14 +193,13 @@ class ZarrBackend(SlabBackend):
             "shuffle": codec.shuffle,
             "chunk_cache": None,
         }
-        knobs = ("async_concurrency", "write_empty_chunks", "shard_index", "quantize")
-        effective |= {k: params[k] for k in knobs if k in params}
+        effective |= {k: params[k] for k in KNOBS if k in params}
         if "shard_index" in params and shards == "none":
             notes.append("shard_index applies only with shards")
             effective["shard_index"] = None
         lossy = quantize.Quantize.from_params(effective)
         quantize.check_dtype(lossy, workload.dtype)
-        quantize.zarr_filters(lossy, workload.dtype)
+        quantize.check_zarr(lossy)
         return effective, notes
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
@@ -223,16 +226,12 @@ class ZarrBackend(SlabBackend):
         if shards != params["shards"]:
             raise VerificationError(f"store shards are {shards}, asked {params['shards']}")
         stored = {"layout": layout, "shards": shards, "compressors": [c["name"] for c in got]}
-        stored |= _properties(array) | getattr(self, "_applied", {})
-        knobs = ("async_concurrency", "write_empty_chunks", "shard_index", "quantize")
-        asked = {k: params[k] for k in knobs if params.get(k) is not None}
+        stored |= _properties(array) | dict(self._applied)
+        asked = {k: params[k] for k in KNOBS if params.get(k) is not None}
         if "quantize" in asked:  # digits:N is stored as the bits that keep N digits
             lossy = quantize.Quantize.from_params(asked)
             asked["quantize"] = f"bitround:{quantize.zarr_bits(lossy)}" if lossy.lossy else "off"
-        differ = {k: (stored.get(k), v) for k, v in asked.items() if stored.get(k) != v}
-        if differ:
-            detail = ", ".join(f"{k}={got!r} (asked {want!r})" for k, (got, want) in differ.items())
-            raise VerificationError(f"store properties differ from the request: {detail}")
+        check_properties(stored, asked)
         if "quantize" in asked:  # the request's words, and the filter the store holds
             stored |= {"quantize_stored": stored["quantize"], "quantize": params["quantize"]}
         return stored

@@ -376,14 +376,14 @@ def compare(
 
 def intervals(flat: Any, metric: str) -> tuple[np.ndarray, np.ndarray]:
     """A metric's confidence interval of the median at every point, NaN without one."""
+    import xarray as xr
 
     var, pattern = split_metric(metric)
     npts = flat.sizes["point"]
+    missing = xr.DataArray(np.full(npts, np.nan), dims="point")
     bounds = []
     for end in ("low", "high"):
-        da = flat.get(
-            f"{var}_ci_{end}", __import__("xarray").DataArray(np.full(npts, np.nan), dims="point")
-        )
+        da = flat.get(f"{var}_ci_{end}", missing)
         da = da.sel(pattern=pattern) if pattern and "pattern" in da.dims else da
         bounds.append(spread(da.transpose("point", ...).values.reshape(npts, -1)))
     return bounds[0][1], bounds[1][2]

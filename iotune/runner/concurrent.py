@@ -33,7 +33,6 @@ from iotune.measuring import precision
 from iotune.measuring.data import Field
 from iotune.model.records import TrialResult, TrialTask
 from iotune.processes import die_with_parent
-from iotune.quantize import Quantize
 from iotune.runner import steps
 
 MiB = 2**20
@@ -198,11 +197,8 @@ def _child_op(
     path = workdir / f"r{message['repeat']}{backend.suffix}"
     if message["op"] == "write":
         scratch = TrialResult(task.trial.id, "ok")
-        checksums[path] = steps.write_once(task, backend, path, scratch)
-        stored = backend.verify(path, task.trial.params)
-        if Quantize.from_params(task.trial.params).lossy:
-            checksums[path], errors = steps.stored_error(task, backend, path)
-            stored |= errors
+        crc = steps.write_once(task, backend, path, scratch)
+        checksums[path], stored = steps.verified(task, backend, path, crc)
         files = [str(p) for p in backend.paths(path)]
         return {**scratch.write[0], "file_bytes": backend.stored_bytes(path)} | {
             "stored": stored,

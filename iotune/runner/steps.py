@@ -38,12 +38,8 @@ def align_of(params: dict[str, Any]) -> int | None:
 
 
 def one_repeat(task: TrialTask, backend: SlabBackend, path: Path, result: TrialResult) -> None:
-    params = task.trial.params
-    checksum = write_once(task, backend, path, result)
-    result.stored = backend.verify(path, params)
-    if Quantize.from_params(params).lossy:
-        checksum, errors = stored_error(task, backend, path)
-        result.stored |= errors
+    written = write_once(task, backend, path, result)
+    checksum, result.stored = verified(task, backend, path, written)
     result.file_bytes = backend.stored_bytes(path)
     for pattern in task.read.patterns:
         entry = read_once(task, backend, path, pattern, checksum)
@@ -80,6 +76,21 @@ def write_once(task: TrialTask, backend: SlabBackend, path: Path, result: TrialR
     mib = task.workload.nbytes / MiB
     result.write.append({"s": clock.wall, "cpu_s": clock.cpu, "MiBps": mib / clock.wall})
     return crc
+
+
+def verified(
+    task: TrialTask, backend: SlabBackend, path: Path, crc: int
+) -> tuple[int, dict[str, Any]]:
+    """What the backend reads back of the file, and the checksum reads must match.
+
+    That is ``crc``, the written data's, unless the trial quantises: then it is
+    the stored values', and their error joins what was read back.
+    """
+    stored = backend.verify(path, task.trial.params)
+    if Quantize.from_params(task.trial.params).lossy:
+        crc, errors = stored_error(task, backend, path)
+        stored |= errors
+    return crc, stored
 
 
 def stored_error(task: TrialTask, backend: SlabBackend, path: Path) -> tuple[int, dict[str, float]]:
