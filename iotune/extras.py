@@ -21,6 +21,7 @@ EXTRAS: dict[str, str] = {
     "search": "optuna",
     "darshan": "darshan (pydarshan)",
     "jobqueue": "dask-jobqueue",
+    "objectstore": "obstore and s3fs (storage.url: S3, GCS, Azure)",
 }
 
 

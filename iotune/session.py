@@ -24,7 +24,7 @@ from iotune.errors import UsageError
 from iotune.executors import make_executor
 from iotune.logs import quiet
 from iotune.model.records import Trial, TrialTask
-from iotune.model.spec import Sweep
+from iotune.model.spec import StorageSpec, Sweep
 from iotune.results.dataset import RESULTS_NAME, save
 from iotune.results.limit import attach_limit
 from iotune.runner import preflight, provenance
@@ -69,6 +69,34 @@ def with_overrides(spec: str | Path | Sweep, overrides: Mapping[str, Any]) -> Sw
     shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
     text = f"# {spec.name} with overrides: {shown}\n" + yaml.safe_dump(data, sort_keys=False)
     return load_spec_text(text, source=spec.name)
+
+
+def _object_area(storage: StorageSpec, root: Path, stack: ExitStack) -> dict[str, str]:
+    """The run's area on the object store, marked, and removed when the run ends.
+
+    Returns its provenance (endpoint, bucket, prefix, client versions).
+    """
+    import os
+
+    from iotune.objectstore.scratch import mark, remove_area
+    from iotune.objectstore.target import Target
+
+    target = Target(storage, area=root.name)
+    stack.callback(_remove_area, target, remove_area)
+    mark(target, os.getpid())
+    return target.describe()
+
+
+def _remove_area(target: Any, remove: Callable[[Any], int]) -> None:
+    try:
+        remove(target)
+    except OSError as err:  # said, not raised: the results are saved regardless
+        logger.warning(
+            "could not remove the run's objects under %s (%s): iotune clean --storage %s",
+            target.url(target.key()),
+            err,
+            target.spec.url,
+        )
 
 
 class Session:
@@ -141,6 +169,11 @@ class Session:
         preflight.check_trials(
             self.sweep, self.trials, out=self.out, scratch=self.scratch, force=self.force
         )
+        if self.sweep.storage is not None:  # before anything is created, here or there
+            from iotune.objectstore.check import check
+            from iotune.objectstore.target import Target
+
+            check(Target(self.sweep.storage))
         self.out.mkdir(parents=True, exist_ok=True)
         with ExitStack() as stack:
             stack.enter_context(stop_on_signals())
@@ -155,6 +188,8 @@ class Session:
             self.root = make_scratch_root(self.scratch, self.out)
             stack.callback(shutil.rmtree, self.root, ignore_errors=True)
             self.provenance = provenance.collect(self.root)
+            if sweep.storage is not None:
+                self.provenance |= _object_area(sweep.storage, self.root, stack)
             self.limit = load_limit(self.root)  # the device limit, if calibrated
             self._stack = stack.pop_all()
         return self
@@ -188,6 +223,7 @@ class Session:
             sweep.measure,
             str(self.root),
             sweep.execution.launcher,
+            sweep.storage,
         )
 
     @contextmanager

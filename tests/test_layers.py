@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("vocabulary", ("iotune.codecs", "iotune.quantize", "iotune.model")),
-    ("primitives", ("iotune.measuring", "iotune.mpi")),
+    ("primitives", ("iotune.measuring", "iotune.mpi", "iotune.objectstore")),
     ("backends", ("iotune.backends",)),
     ("spec", ("iotune.spec",)),
     ("logs", ("iotune.darshan_",)),

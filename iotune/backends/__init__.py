@@ -22,6 +22,9 @@ BUILTINS: dict[str, str] = {
     "posix": "iotune.backends.posix:PosixBackend",
     "memory": "iotune.backends.memory:MemoryBackend",
     "mpiio": "iotune.backends.mpiio:MpiioBackend",
+    "object": "iotune.backends.object_:RawObjectBackend",
+    "zarr-object": "iotune.backends.zarr_object:ZarrObjectBackend",
+    "hdf5-object": "iotune.backends.hdf5_object:Hdf5ObjectBackend",
 }
 
 

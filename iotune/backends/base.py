@@ -49,6 +49,10 @@ class Writer(ABC):
     def close(self) -> None:
         """Flush library buffers and close; fsync is the caller's business."""
 
+    def traffic(self) -> dict[str, Any] | None:
+        """Requests the write sent to an object store (counts, bytes, retries); None: a file."""
+        return None
+
 
 class Reader(ABC):
     """An open file being read by selections."""
@@ -60,6 +64,10 @@ class Reader(ABC):
     @abstractmethod
     def close(self) -> None:
         """Close the file."""
+
+    def traffic(self) -> dict[str, Any] | None:
+        """Requests the read sent to an object store (counts, bytes, first-byte times)."""
+        return None
 
 
 class Backend(ABC):

@@ -41,8 +41,13 @@ def _quiet() -> Iterator[None]:
         yield
 
 
+def _store_like(location: Path | Any) -> Any:
+    """A directory's path as zarr takes it, or a Store (object storage) as it is."""
+    return str(location) if isinstance(location, Path) else location
+
+
 class _ZarrWriter(Writer):
-    def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
+    def __init__(self, location: Path | Any, workload: Workload, params: Mapping[str, Any]) -> None:
         import zarr
 
         layout = _layout(params, workload.shape)
@@ -50,7 +55,7 @@ class _ZarrWriter(Writer):
         lossy = quantize.Quantize.from_params(params)
         with _quiet(), _configured(self._config):
             compressors = _compressors(params, np.dtype(workload.dtype).itemsize)
-            self._group = zarr.open_group(str(path), mode="w", zarr_format=3)
+            self._group = zarr.open_group(_store_like(location), mode="w", zarr_format=3)
             self._array = self._group.create_array(
                 VARIABLE,
                 shape=workload.shape,
@@ -81,8 +86,8 @@ class _ZarrWriter(Writer):
 
 
 class _ZarrReader(Reader):
-    def __init__(self, path: Path, params: Mapping[str, Any]) -> None:
-        self._array = _open_array(path)
+    def __init__(self, location: Path | Any, params: Mapping[str, Any]) -> None:
+        self._array = _open_array(location)
         self._config = _config(params)
 
     def read(self, selection: Selection) -> np.ndarray:
@@ -93,11 +98,11 @@ class _ZarrReader(Reader):
         self._array.store.close()
 
 
-def _open_array(path: Path) -> Any:
+def _open_array(location: Path | Any) -> Any:
     import zarr
 
     with _quiet():
-        return zarr.open_array(str(path), path=VARIABLE, mode="r", zarr_format=3)
+        return zarr.open_array(_store_like(location), path=VARIABLE, mode="r", zarr_format=3)
 
 
 def _config(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -211,30 +216,39 @@ class ZarrBackend(SlabBackend):
         return _ZarrReader(path, params)
 
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
-        array = _open_array(path)
-        with _quiet():
-            got = [c.to_dict() for c in array.compressors]
-            want = [c.to_dict() for c in _compressors(params, array.dtype.itemsize) or []]
-        if got != want:
-            raise VerificationError(f"store compressors are {got}, asked {want}")
-        layout, shards = chunk_label(array.chunks), chunk_label(array.shards or "none")
-        asked = params["chunks"]
-        if asked == "contiguous":
-            asked = chunk_label(array.shape)
-        if asked != "auto" and layout != asked:
-            raise VerificationError(f"store chunking is {layout}, asked {params['chunks']}")
-        if shards != params["shards"]:
-            raise VerificationError(f"store shards are {shards}, asked {params['shards']}")
-        stored = {"layout": layout, "shards": shards, "compressors": [c["name"] for c in got]}
-        stored |= _properties(array) | dict(self._applied)
-        asked = {k: params[k] for k in KNOBS if params.get(k) is not None}
-        if "quantize" in asked:  # digits:N is stored as the bits that keep N digits
-            lossy = quantize.Quantize.from_params(asked)
-            asked["quantize"] = f"bitround:{quantize.zarr_bits(lossy)}" if lossy.lossy else "off"
-        check_properties(stored, asked)
-        if "quantize" in asked:  # the request's words, and the filter the store holds
-            stored |= {"quantize_stored": stored["quantize"], "quantize": params["quantize"]}
-        return stored
+        return verify_array(_open_array(path), params, self._applied)
+
+
+def verify_array(
+    array: Any, params: Mapping[str, Any], applied: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Check an opened array (a directory's or an object store's) against ``params``.
+
+    ``applied``: what zarr applied while the writer was open (the store keeps none of it).
+    """
+    with _quiet():
+        got = [c.to_dict() for c in array.compressors]
+        want = [c.to_dict() for c in _compressors(params, array.dtype.itemsize) or []]
+    if got != want:
+        raise VerificationError(f"store compressors are {got}, asked {want}")
+    layout, shards = chunk_label(array.chunks), chunk_label(array.shards or "none")
+    asked = params["chunks"]
+    if asked == "contiguous":
+        asked = chunk_label(array.shape)
+    if asked != "auto" and layout != asked:
+        raise VerificationError(f"store chunking is {layout}, asked {params['chunks']}")
+    if shards != params["shards"]:
+        raise VerificationError(f"store shards are {shards}, asked {params['shards']}")
+    stored = {"layout": layout, "shards": shards, "compressors": [c["name"] for c in got]}
+    stored |= _properties(array) | dict(applied)
+    asked = {k: params[k] for k in KNOBS if params.get(k) is not None}
+    if "quantize" in asked:  # digits:N is stored as the bits that keep N digits
+        lossy = quantize.Quantize.from_params(asked)
+        asked["quantize"] = f"bitround:{quantize.zarr_bits(lossy)}" if lossy.lossy else "off"
+    check_properties(stored, asked)
+    if "quantize" in asked:  # the request's words, and the filter the store holds
+        stored |= {"quantize_stored": stored["quantize"], "quantize": params["quantize"]}
+    return stored
 
 
 def _properties(array: Any) -> dict[str, Any]:

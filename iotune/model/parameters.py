@@ -22,11 +22,13 @@ from iotune.units import chunk_label, format_size
 if TYPE_CHECKING:
     from iotune.model.spec import Workload
 
+#: fsspec's file caches (``fsspec.caching``) a sweep may compare
+FSSPEC_CACHES = ("none", "bytes", "readahead", "blockcache", "first", "all", "background")
 Kind = Literal["size", "count", "enum", "shape", "name", "fraction"]
-Group = Literal["format", "cache", "parallel", "file system", "MPI"]
+Group = Literal["format", "cache", "parallel", "file system", "MPI", "object store"]
 Parser = Callable[[object, str, "Workload"], Any]
 KINDS: tuple[str, ...] = ("size", "count", "enum", "shape", "name", "fraction")
-GROUPS: tuple[str, ...] = ("format", "cache", "parallel", "file system", "MPI")
+GROUPS: tuple[str, ...] = ("format", "cache", "parallel", "file system", "MPI", "object store")
 
 
 @dataclass(frozen=True)
@@ -374,5 +376,62 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         "MPI-IO striping unit (stripe size)",
         parsers.parse_stripe_size,
         "1MiB",
+    ),
+    # object storage (the zarr-object, hdf5-object and object backends)
+    ParameterDef(
+        "client",
+        "enum",
+        "object store",
+        "object-store client library",
+        parsers.one_of("obstore", "fsspec"),
+        "obstore",
+    ),
+    ParameterDef(
+        "request_concurrency",
+        "count",
+        "object store",
+        "requests in flight (zarr async.concurrency, GET/upload concurrency)",
+        parsers.count(1, 1024),
+        16,
+    ),
+    ParameterDef(
+        "part_size",
+        "size",
+        "object store",
+        "multipart part size (uploads) and ranged-GET size (full reads)",
+        parsers.parse_part_size,
+        "16MiB",
+    ),
+    ParameterDef(
+        "coalesce",
+        "size",
+        "object store",
+        "largest gap between byte ranges merged into one GET",
+        parsers.size,
+        "1MiB",
+    ),
+    ParameterDef(
+        "cache_type",
+        "enum",
+        "object store",
+        "fsspec file cache type",
+        parsers.one_of(*FSSPEC_CACHES),
+        "blockcache",
+    ),
+    ParameterDef(
+        "block_size",
+        "size",
+        "object store",
+        "fsspec file block size (bytes per GET)",
+        parsers.positive,
+        "4MiB",
+    ),
+    ParameterDef(
+        "consolidated",
+        "enum",
+        "object store",
+        "Zarr consolidated metadata",
+        parsers.parse_switch,
+        "on",
     ),
 )

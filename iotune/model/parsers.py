@@ -123,6 +123,13 @@ def off_or_size(value: object, path: str, workload: Workload) -> int:
     return byte_size(value, path)
 
 
+def parse_part_size(value: object, path: str, workload: Workload) -> int:
+    size = positive_size(value, path)
+    if size < 5 * 2**20:  # S3's smallest multipart part (all but the last)
+        raise fail(path, f"{value!r} is smaller than 5MiB, S3's smallest multipart part")
+    return size
+
+
 def page(value: object, path: str, workload: Workload) -> int:
     size = byte_size(value, path)
     if 0 < size < 512:  # H5Pset_file_space_page_size's minimum

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from iotune.model.parameters import show as _show
-from iotune.model.spec import MeasureSpec, ReadSpec, Workload
+from iotune.model.spec import MeasureSpec, ReadSpec, StorageSpec, Workload
 
 #: the key under which results (``effective``) and trial ids carry a trial's hints
 HINT_VALUES = "hint_values"
@@ -56,6 +56,8 @@ class TrialTask:
     scratch: str
     #: how MPI trials start ("srun -n {nprocs}"); an execution setting, not part of the id
     launcher: str | None = None
+    #: the object store trials write to (their keys mirror ``scratch``); None: local files
+    storage: StorageSpec | None = None
 
 
 @dataclass

@@ -37,6 +37,7 @@ TOP_KEYS = (
     "hints",
     "baseline",
     "search",
+    "storage",
 )
 #: adaptive search strategies (``search.strategy``); ``grid`` measures every point
 STRATEGIES = ("grid", "random", "tpe", "gp", "auto")
@@ -186,6 +187,52 @@ class SearchSpec:
         }
 
 
+#: object-store URL schemes (``file://`` is a local directory through the same clients)
+STORAGE_SCHEMES = ("s3", "gs", "az", "file")
+#: what a price table may price: request kinds, and ``transfer_GB`` (per GB out of the store)
+PRICE_KEYS = ("GET", "PUT", "HEAD", "LIST", "DELETE", "POST", "transfer_GB")
+
+
+@dataclass(frozen=True)
+class StorageSpec:
+    """The ``storage`` section: where trials write, an object store instead of a local path.
+
+    Credentials are never part of it: the clients take them from the
+    environment or the user's standard configuration files.  ``prices`` are
+    per request (by kind) and per GB transferred out of the store, in any one
+    currency, for the cost estimate.
+    """
+
+    url: str
+    endpoint: str | None = None
+    region: str | None = None
+    anonymous: bool = False
+    prices: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def scheme(self) -> str:
+        return self.url.split("://", 1)[0]
+
+    @property
+    def bucket(self) -> str:
+        """The bucket or container (empty for ``file://``)."""
+        if self.scheme == "file":
+            return ""
+        return self.url.split("://", 1)[1].split("/", 1)[0]
+
+    @property
+    def prefix(self) -> str:
+        """The key prefix under the bucket (a directory for ``file://``), no slashes around."""
+        rest = self.url.split("://", 1)[1]
+        if self.scheme == "file":
+            return rest.rstrip("/")
+        return rest.split("/", 1)[1].strip("/") if "/" in rest else ""
+
+    def key(self) -> dict[str, object]:
+        """What decides where trials measure (the sweep's digest): never a credential."""
+        return {"url": self.url, "endpoint": self.endpoint, "region": self.region}
+
+
 @dataclass(frozen=True)
 class Sweep:
     """A validated sweep spec."""
@@ -205,6 +252,8 @@ class Sweep:
     baseline: dict[str, Any] = field(default_factory=dict)
     #: the ``search`` section; None for plain grids (``iotune run``)
     search: SearchSpec | None = None
+    #: the ``storage`` section; None: trials write in a local scratch directory
+    storage: StorageSpec | None = None
     text: str = field(default="", compare=False)
     source: str | None = field(default=None, compare=False)
 
@@ -232,4 +281,6 @@ class Sweep:
             data["baseline"] = self.baseline
         if self.search is not None:  # only then, so grids keep their digest
             data["search"] = self.search.key()
+        if self.storage is not None:  # likewise for sweeps on local storage
+            data["storage"] = self.storage.key()
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: dimensions that are never swept parameters
-NOT_PARAMS = ("pattern", "repeat", "metric", "point", "trial", "probe")
+NOT_PARAMS = ("pattern", "repeat", "metric", "point", "trial", "probe", "request")
 
 
 def plain(value: Any) -> Any:

@@ -107,6 +107,13 @@ def to_dataset(
     mpi_vars, mpi_attrs = extras(plan, done)  # hints, striping, per-rank spread
     ds = ds.assign(mpi_vars)
     ds.attrs.update(mpi_attrs)
+    if sweep.storage is not None:
+        from iotune.objectstore.meter import KINDS
+        from iotune.results.objectstore import extras as object_extras
+
+        object_vars, object_attrs = object_extras(plan, done)
+        ds = ds.assign_coords(request=list(KINDS)).assign(object_vars)
+        ds.attrs.update(object_attrs)
     if probes:
         from iotune.results.noise import noise_variables
 

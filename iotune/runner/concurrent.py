@@ -26,7 +26,6 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from iotune.backends import get_backend
 from iotune.backends.base import SlabBackend
 from iotune.errors import ConcurrencyError, one_line
 from iotune.measuring import precision
@@ -168,7 +167,7 @@ def _child(stdin: IO[str], stdout: IO[str]) -> None:
             if op == "init":
                 task, workdir = pickle.loads(base64.b64decode(message["task"]))
                 workdir = Path(workdir)
-                made = get_backend(task.trial.backend)()
+                made = steps.make_backend(task)
                 assert isinstance(made, SlabBackend)  # launched backends never run here
                 backend = made
                 backend.prepare_process()

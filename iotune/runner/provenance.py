@@ -10,7 +10,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-LIBRARIES = ("numpy", "xarray", "netCDF4", "h5py", "zarr", "numcodecs", "dask", "mpi4py")
+LIBRARIES = (
+    "numpy",
+    "xarray",
+    "netCDF4",
+    "h5py",
+    "zarr",
+    "numcodecs",
+    "dask",
+    "mpi4py",
+    "obstore",
+    "s3fs",
+    "fsspec",
+)
 
 
 def cpu_model() -> str:

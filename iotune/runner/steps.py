@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from iotune.backends import get_backend
-from iotune.backends.base import SlabBackend
+from iotune.backends.base import Backend, SlabBackend
+from iotune.backends.objectbase import ObjectStoreBackend, fetched_fraction
 from iotune.errors import VerificationError
 from iotune.measuring import access, measure
 from iotune.measuring.checksum import checksum
@@ -35,6 +36,14 @@ def align_of(params: dict[str, Any]) -> int | None:
         if isinstance(layout, tuple):
             return layout[0]
     return None
+
+
+def make_backend(task: TrialTask) -> Backend:
+    """The trial's backend, placed on the sweep's object store when it has one."""
+    backend = get_backend(task.trial.backend)()
+    if task.storage is not None and isinstance(backend, ObjectStoreBackend):
+        backend.bind(task.storage, Path(task.scratch))
+    return backend
 
 
 def one_repeat(task: TrialTask, backend: SlabBackend, path: Path, result: TrialResult) -> None:
@@ -74,7 +83,8 @@ def write_once(task: TrialTask, backend: SlabBackend, path: Path, result: TrialR
         with clock:
             measure.fsync_paths(backend.paths(path))
     mib = task.workload.nbytes / MiB
-    result.write.append({"s": clock.wall, "cpu_s": clock.cpu, "MiBps": mib / clock.wall})
+    entry = {"s": clock.wall, "cpu_s": clock.cpu, "MiBps": mib / clock.wall}
+    result.write.append(entry | (writer.traffic() or {}))
     return crc
 
 
@@ -114,11 +124,32 @@ def stored_error(task: TrialTask, backend: SlabBackend, path: Path) -> tuple[int
 
 def prepare_cache(task: TrialTask, files: list[Path]) -> tuple[str, float]:
     """Evict ``files`` and verify it (cold reads), or measure residency (warm)."""
-    if get_backend(task.trial.backend).in_memory:
+    backend = get_backend(task.trial.backend)
+    if backend.in_memory:
         return "memory", 0.0
+    if issubclass(backend, ObjectStoreBackend):  # checked after the read: check_fetched
+        return "cold", float("nan")
     return measure.prepare_cache(
         files, mode=task.measure.cache, max_residency=task.measure.max_cold_residency
     )
+
+
+def check_fetched(
+    task: TrialTask, backend: SlabBackend, path: Path, traffic: dict[str, Any]
+) -> float:
+    """A full read from an object store fetched every stored byte: none came from a cache.
+
+    Returns the share not fetched (the counterpart of page-cache residency).
+    """
+    stored = backend.stored_bytes(path)
+    fraction = fetched_fraction(int(traffic["bytes_in"]), stored)
+    if fraction > task.measure.max_cold_residency:
+        raise VerificationError(
+            f"not a cold read: it fetched {traffic['bytes_in']} of the {stored} stored bytes "
+            f"({fraction:.0%} came from a client-side cache; allowed "
+            f"{task.measure.max_cold_residency:.0%})"
+        )
+    return fraction
 
 
 def read_once(
@@ -153,7 +184,10 @@ def read_once(
             reader.close()
     if pattern == "full" and crc != expected_crc:
         raise VerificationError("data read back differs from the data written (crc32c)")
-    return {
+    traffic = reader.traffic()
+    if traffic is not None and pattern == "full":
+        fraction = check_fetched(task, backend, path, traffic)
+    return (traffic or {}) | {
         "s": clock.wall,
         "cpu_s": clock.cpu,
         "bytes": delivered,

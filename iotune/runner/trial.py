@@ -15,7 +15,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from iotune.backends import get_backend
 from iotune.backends.base import LaunchedBackend, SlabBackend
 from iotune.errors import one_line
 from iotune.measuring import measure, precision
@@ -37,7 +36,7 @@ def run_trial(task: TrialTask) -> TrialResult:
         if workdir.exists():  # left by a worker that died running this trial: a retry
             shutil.rmtree(workdir)
         workdir.mkdir(parents=True)
-        backend = get_backend(task.trial.backend)()
+        backend = steps.make_backend(task)
         backend.import_library()  # so no trial's timing pays for the import
         nprocs = int(task.trial.params.get("concurrency", 1))
         if backend.launches(task.trial.params):  # ranks of its own (MPI): no slabs here
@@ -55,8 +54,23 @@ def run_trial(task: TrialTask) -> TrialResult:
         result.poisoned = bool(measure.open_files_under(workdir))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+        if task.storage is not None:
+            _remove_objects(task, workdir, result)
         result.ended = time.time()
     return result
+
+
+def _remove_objects(task: TrialTask, workdir: Path, result: TrialResult) -> None:
+    """Delete what the trial left on the object store (a failed write's parts included)."""
+    from iotune.objectstore.scratch import remove_prefix
+    from iotune.objectstore.target import Target
+
+    target = Target(task.storage, area=Path(task.scratch).name)  # type: ignore[arg-type]
+    try:
+        remove_prefix(target, target.key(workdir.name))
+    except OSError as err:  # the session removes its whole area at the end, and says so
+        if result.status == "ok":
+            result.error = f"could not remove the trial's objects: {one_line(err)}"
 
 
 def run_trial_captured(task: TrialTask) -> TrialResult:

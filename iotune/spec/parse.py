@@ -35,6 +35,7 @@ from iotune.spec.execution import parse_execution
 from iotune.spec.hints import check_hint_names, parse_hint_sets
 from iotune.spec.parameters import parse_parameters
 from iotune.spec.search import parse_search
+from iotune.spec.storage import check_backends, parse_storage
 
 # --- small parse helpers ----------------------------------------------------
 
@@ -252,18 +253,28 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
                 check_hint_names(param.values, hints, swept=param.swept)
         read = parse_read(data.get("read"), workload)
         metrics = ("write", *(f"read:{p}" for p in read.patterns))
+        storage = parse_storage(data["storage"]) if "storage" in data else None
+        check_backends(storage, backends)
+        measure = parse_measure(data.get("measure"))
+        if storage is not None and measure.cache != "cold":
+            raise fail(
+                "measure.cache",
+                f"{measure.cache!r} does not apply to object storage (every read is a new "
+                "client with no cache); allowed: cold",
+            )
         return Sweep(
             name=name,
             workload=workload,
             backends=backends,
             parameters=parameters,
             read=read,
-            measure=parse_measure(data.get("measure")),
+            measure=measure,
             execution=parse_execution(data.get("execution")),
             description=description,
             hints=hints if "hints" in data else {},
             baseline=parse_baseline(data.get("baseline"), parameters, workload),
             search=parse_search(data["search"], metrics) if "search" in data else None,
+            storage=storage,
             text=text,
             source=source,
         )

@@ -1,0 +1,155 @@
+"""HDF5 files on an object store: written locally, uploaded, read by h5py through fsspec.
+
+What users do with netCDF-4/HDF5 in the cloud: the file is written to local
+disk with h5py, then uploaded (multipart, ``part_size`` parts,
+``request_concurrency`` in flight; its own timed step, ``upload_s``), and
+read the way h5netcdf and xarray read it, h5py on an fsspec file object whose
+``cache_type`` and ``block_size`` decide how many requests a read makes.
+HDF5's paged aggregation (``page_size``) with a ``page_buffer`` turns many
+small metadata reads into a few page-sized GETs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iotune.backends._hdf5 import CACHE_KNOBS
+from iotune.backends.base import Reader, Selection, Writer
+from iotune.backends.h5py_ import DATASET, H5pyBackend, open_file
+from iotune.backends.objectbase import ObjectStoreBackend
+from iotune.errors import VerificationError
+from iotune.model.spec import Workload
+from iotune.objectstore.clients import close_fsspec
+from iotune.objectstore.meter import Meter
+from iotune.objectstore.target import Target
+
+MiB = 2**20
+#: HDF5 knobs that work on a file object (the sieve buffer needs a path)
+HDF5_KNOBS = ("alignment", "alignment_threshold", "meta_block_size", "libver")
+PAGING = ("page_size", "page_buffer")
+KNOBS = ("cache_type", "block_size", "part_size", "request_concurrency")
+#: s3fs's own defaults, except the upload's concurrency (s3fs: one part at a time)
+DEFAULTS = {
+    "cache_type": "readahead",
+    "block_size": 5 * MiB,
+    "part_size": 50 * MiB,
+    "request_concurrency": 8,
+}
+
+
+class _Writer(Writer):
+    """h5py to the local file, then one upload when closed."""
+
+    def __init__(self, target: Target, key: str, path: Path, workload: Workload, params):
+        from iotune.objectstore.clients import fsspec_filesystem
+
+        self.meter, self._path, self._key = Meter(), path, key
+        self._params = params
+        self._fs = fsspec_filesystem(target, self.meter)
+        self._remote = target.fsspec_path(key)
+        self.local = H5pyBackend()
+        self._inner = self.local.open_writer(path, workload, params)
+        self.upload_s = float("nan")
+
+    def write(self, start: int, data: np.ndarray) -> None:
+        self._inner.write(start, data)
+
+    def close(self) -> None:
+        self._inner.close()
+        started = time.perf_counter()
+        self._fs.put_file(
+            str(self._path),
+            self._remote,
+            chunksize=int(self._params["part_size"]),
+            max_concurrency=int(self._params["request_concurrency"]),
+        )
+        self.upload_s = time.perf_counter() - started
+        close_fsspec(self._fs)
+
+    def traffic(self) -> dict[str, Any]:
+        return self.meter.summary() | {"upload_s": self.upload_s}
+
+
+class _Reader(Reader):
+    def __init__(self, target: Target, key: str, workload: Workload, params: Mapping[str, Any]):
+        from iotune.objectstore.clients import fsspec_filesystem
+
+        self.meter = Meter()
+        # a new client: no cache, no open connection
+        self._fs = fs = fsspec_filesystem(target, self.meter)
+        self._handle = fs.open(
+            target.fsspec_path(key),
+            "rb",
+            cache_type=params["cache_type"],
+            block_size=int(params["block_size"]),
+        )
+        self._file = open_file(self._handle, "r", params, workload)
+        self._dset = self._file[DATASET]
+
+    def read(self, selection: Selection) -> np.ndarray:
+        return np.asarray(self._dset[selection])
+
+    def close(self) -> None:
+        self._file.close()
+        self._handle.close()
+        close_fsspec(self._fs)
+
+    def traffic(self) -> dict[str, Any]:
+        return self.meter.summary()
+
+
+class Hdf5ObjectBackend(ObjectStoreBackend):
+    """HDF5 files (h5py) uploaded to the sweep's object store and read through fsspec."""
+
+    name = "hdf5-object"
+    library = "s3fs"
+    suffix = ".h5"
+    parameters = (
+        "chunks",
+        "codec",
+        "level",
+        "shuffle",
+        "chunk_cache",
+        *HDF5_KNOBS,
+        *PAGING,
+        *CACHE_KNOBS,
+        *KNOBS,
+    )
+    description = "HDF5 (h5py) written locally, uploaded, read by h5py through fsspec"
+
+    @classmethod
+    def resolve(
+        cls, params: Mapping[str, Any], workload: Workload
+    ) -> tuple[dict[str, Any], list[str]]:
+        local = {k: v for k, v in params.items() if k not in KNOBS}
+        effective, notes = H5pyBackend.resolve(local, workload)
+        return effective | {k: params.get(k, DEFAULTS[k]) for k in KNOBS}, notes
+
+    def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
+        writer = _Writer(self.target, self.key(path), path, workload, params)
+        self._local = writer.local
+        return writer
+
+    def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
+        return _Reader(self.target, self.key(path), workload, params)
+
+    def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
+        local = getattr(self, "_local", None) or H5pyBackend()
+        stored = local.verify(path, {k: v for k, v in params.items() if k not in KNOBS})
+        found, size = self.objects(path), path.stat().st_size
+        key = self.key(path)
+        if found.get(key) != size:
+            raise VerificationError(
+                f"object {self.target.url(key)} holds {found.get(key)} bytes, "
+                f"the uploaded file {size}"
+            )
+        return stored | {"object_bytes": size}
+
+    def remove(self, path: Path) -> None:
+        super().remove(path)
+        path.unlink(missing_ok=True)

@@ -1,0 +1,83 @@
+"""What the object-storage backends share: where their objects are, and no page cache.
+
+An :class:`ObjectStoreBackend` is a :class:`~iotune.backends.base.SlabBackend` whose
+"path" names objects rather than files: the runner hands it a path inside the
+trial's local scratch directory, and :meth:`ObjectStoreBackend.key` turns it into
+the key below the run's area on the store (``PREFIX/iotune-scratch-XXXX/
+trial-ID/r0.zarr``).  Nothing lands in a page cache, so the runner evicts
+nothing; a cold read is one by a new client with no cache of its own, which
+the runner checks by the bytes the read fetched (:func:`fetched_fraction`).
+A PUT is durable when it returns, so there is no fsync either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from iotune.backends.base import SlabBackend
+from iotune.model.spec import StorageSpec
+
+
+class ObjectStoreBackend(SlabBackend):
+    """A format stored as objects on the sweep's ``storage`` target."""
+
+    library = "obstore"
+    extra = "objectstore"
+    #: a sweep with ``storage`` takes only these backends, and these only with it
+    object_storage: ClassVar[bool] = True
+
+    def bind(self, storage: StorageSpec, scratch: Path) -> None:
+        """Place this backend's objects in the run's area (``scratch``'s name) on ``storage``."""
+        from iotune.objectstore.target import Target
+
+        self.target = Target(storage, area=Path(scratch).name)
+        self._root = Path(scratch)
+
+    def key(self, path: Path) -> str:
+        """The object key (or prefix) for the runner's ``path``."""
+        return self.target.key(*Path(path).relative_to(self._root).parts)
+
+    def syncs(self, params: Mapping[str, Any]) -> bool:
+        return True  # a completed PUT is durable: there is nothing to fsync
+
+    def paths(self, path: Path) -> list[Path]:
+        return []  # no local files: nothing to evict from the page cache
+
+    def objects(self, path: Path) -> dict[str, int]:
+        """Every object under ``path``'s key, with its size (one untimed, unmetered listing)."""
+        import obstore as obs
+
+        key = self.key(path)
+        store = self.target.obstore()
+        found: dict[str, int] = {}
+        # listed from the parent: a prefix names a "directory", never the object itself
+        parent = key.rsplit("/", 1)[0] if "/" in key else None
+        for batch in obs.list(store, prefix=parent):
+            for meta in batch:
+                if meta["path"] == key or meta["path"].startswith(key + "/"):
+                    found[meta["path"]] = int(meta["size"])
+        return found
+
+    def stored_bytes(self, path: Path) -> int:
+        return sum(self.objects(path).values())
+
+    def remove(self, path: Path) -> None:
+        import obstore as obs
+
+        keys = list(self.objects(path))
+        if keys:
+            obs.delete(self.target.obstore(), keys)
+
+
+def fetched_fraction(fetched: int, stored: int) -> float:
+    """Share of a full read's stored bytes that did not cross the network (0: cold).
+
+    A full read by a client with no cache fetches every stored byte at least
+    once; what it did not fetch came from a cache, the object-store counterpart
+    of the page-cache residency :func:`iotune.measuring.measure.prepare_cache` checks.
+    """
+    if stored <= 0:
+        return 0.0
+    return max(0.0, 1.0 - fetched / stored)

@@ -1,0 +1,150 @@
+"""Zarr format 3 on an object store, through obstore or fsspec (``client``).
+
+The same arrays as :mod:`iotune.backends.zarr_` (a group with one array
+``data``), in a store zarr-python reaches through ``zarr.storage.ObjectStore``
+(obstore) or ``FsspecStore`` (s3fs), each request metered
+(:mod:`iotune.objectstore.clients`).  ``request_concurrency`` is zarr's
+``async.concurrency``: how many chunk requests one read or write has in
+flight.  ``consolidated`` stores the group's metadata in its root
+``zarr.json`` so a reader opens it with one GET, as xarray's ``open_zarr`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from iotune.backends.base import Reader, Writer
+from iotune.backends.objectbase import ObjectStoreBackend
+from iotune.backends.zarr_ import (
+    VARIABLE,
+    ZarrBackend,
+    _quiet,
+    _ZarrReader,
+    _ZarrWriter,
+    verify_array,
+)
+from iotune.model.spec import Workload
+from iotune.objectstore.meter import Meter
+
+KNOBS = ("client", "request_concurrency", "consolidated")
+DEFAULTS = {"client": "obstore", "request_concurrency": 10, "consolidated": "off"}
+
+
+def _zarr_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The trial's parameters as the local Zarr backend reads them (async.concurrency)."""
+    translated = {k: v for k, v in params.items() if k not in KNOBS}
+    return translated | {"async_concurrency": int(params["request_concurrency"])}
+
+
+class _Writer(_ZarrWriter):
+    def __init__(
+        self, store: Any, workload: Workload, params: Mapping[str, Any], meter: Meter
+    ) -> None:
+        self.meter = meter
+        self._consolidate = params["consolidated"] == "on"
+        super().__init__(store, workload, _zarr_params(params))
+
+    def close(self) -> None:
+        if self._consolidate:
+            import zarr
+
+            with _quiet():
+                zarr.consolidate_metadata(self._group.store)
+        _close(self._group.store)
+
+    def traffic(self) -> dict[str, Any]:
+        return self.meter.summary()
+
+
+def _close(store: Any) -> None:
+    from iotune.objectstore.clients import close_fsspec
+
+    store.close()
+    if hasattr(store, "fs"):  # FsspecStore: s3fs keeps its connections otherwise
+        close_fsspec(store.fs)
+
+
+class _Reader(_ZarrReader):
+    def __init__(self, store: Any, params: Mapping[str, Any], meter: Meter) -> None:
+        import zarr
+
+        self.meter = meter
+        # through the group, as xarray opens a store: its metadata first, then the array's
+        with _quiet():
+            group = zarr.open_group(
+                store, mode="r", zarr_format=3, use_consolidated=params["consolidated"] == "on"
+            )
+            self._array = group[VARIABLE]
+        self._config = {"async.concurrency": int(params["request_concurrency"])}
+
+    def close(self) -> None:
+        _close(self._array.store)
+
+    def traffic(self) -> dict[str, Any]:
+        return self.meter.summary()
+
+
+class ZarrObjectBackend(ObjectStoreBackend):
+    """Zarr format 3 stores on the sweep's object store (obstore or fsspec)."""
+
+    name = "zarr-object"
+    suffix = ".zarr"
+    parameters = (*(p for p in ZarrBackend.parameters if p != "async_concurrency"), *KNOBS)
+    inapplicable = ZarrBackend.inapplicable
+    description = "Zarr format 3 on object storage via zarr's ObjectStore or FsspecStore"
+
+    @classmethod
+    def resolve(
+        cls, params: Mapping[str, Any], workload: Workload
+    ) -> tuple[dict[str, Any], list[str]]:
+        effective, notes = ZarrBackend.resolve(params, workload)
+        return effective | {k: params.get(k, DEFAULTS[k]) for k in KNOBS}, notes
+
+    def _store(self, path: Path, params: Mapping[str, Any], meter: Meter, *, read_only: bool):
+        from iotune.objectstore.clients import zarr_store
+
+        return zarr_store(
+            self.target, self.key(path), client=params["client"], meter=meter, read_only=read_only
+        )
+
+    def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
+        meter = Meter()
+        writer = _Writer(self._store(path, params, meter, read_only=False), workload, params, meter)
+        self._applied = writer.applied
+        return writer
+
+    def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
+        meter = Meter()
+        return _Reader(self._store(path, params, meter, read_only=True), params, meter)
+
+    def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
+        import zarr
+
+        store = self._store(path, params, Meter(), read_only=True)
+        try:
+            with _quiet():
+                array = zarr.open_array(store, path=VARIABLE, mode="r", zarr_format=3)
+            stored = verify_array(array, _zarr_params(params), self._applied)
+            consolidated = _consolidated(store)
+        finally:
+            _close(store)
+        objects = self.objects(path)
+        stored |= {"objects": len(objects), "client": params["client"]}
+        stored["consolidated"] = "on" if consolidated else "off"
+        if stored["consolidated"] != params["consolidated"]:
+            from iotune.errors import VerificationError
+
+            raise VerificationError(
+                f"consolidated metadata is {stored['consolidated']}, asked {params['consolidated']}"
+            )
+        return stored
+
+
+def _consolidated(store: Any) -> bool:
+    import zarr
+
+    with _quiet():
+        group = zarr.open_group(store, mode="r", zarr_format=3, use_consolidated=False)
+    return group.metadata.consolidated_metadata is not None

@@ -1,0 +1,82 @@
+"""The pre-flight check of an object store: one small object written, read and deleted.
+
+Before any trial runs, an unreachable endpoint, a missing bucket, refused or
+expired credentials become one line naming the store and what to do, within
+seconds (:data:`~iotune.objectstore.target.CONNECT_TIMEOUT_S` per attempt,
+no retries), and nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from iotune.errors import UsageError
+from iotune.objectstore.target import Target
+
+PROBE = ".iotune-preflight-"
+
+
+class StorageError(UsageError):
+    """The object store cannot be used as the spec says (exit code 2)."""
+
+
+def check(target: Target) -> None:
+    """PUT, HEAD, GET and DELETE one small object in ``target``'s prefix.
+
+    Raises
+    ------
+    StorageError
+        The store is unreachable, the bucket missing, or access denied.
+    """
+    import obstore as obs
+
+    store = target.obstore(retries=0)
+    key = target.key(f"{PROBE}{uuid.uuid4().hex}")
+    where = target.url(key).rsplit("/", 1)[0]
+    try:
+        obs.put(store, key, b"iotune pre-flight\n")
+    except Exception as err:
+        raise StorageError(f"storage.url {where}: {explain(err)}") from err
+    try:
+        obs.head(store, key)
+        if bytes(obs.get(store, key).bytes()) != b"iotune pre-flight\n":
+            raise StorageError(f"storage.url {where}: an object read back differs from its PUT")
+    except StorageError:
+        raise
+    except Exception as err:
+        raise StorageError(f"storage.url {where}: {explain(err)}") from err
+    finally:
+        try:
+            obs.delete(store, key)
+        except Exception as err:  # reported: a probe object left behind is the user's to know
+            raise StorageError(f"storage.url {where}: cannot delete ({explain(err)})") from err
+
+
+#: (pattern in the client's message, what it means for a user)
+_CAUSES = (
+    (r"NoSuchBucket|bucket.*(does not exist|not found)", "the bucket does not exist"),
+    (
+        r"InvalidAccessKeyId|SignatureDoesNotMatch|ExpiredToken|TokenRefreshRequired|"
+        r"InvalidToken|credential",
+        "the credentials were refused (unknown, wrong or expired keys): check "
+        "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials",
+    ),
+    (r"AccessDenied|403|Forbidden|401", "access denied: the credentials may not write here"),
+    (
+        r"error sending request|Connection refused|connect|dns|timed out|timeout",
+        "the endpoint cannot be reached",
+    ),
+    (r"\b404\b|NotFound|not found", "the bucket does not exist"),
+)
+
+
+def explain(err: BaseException) -> str:
+    """One line for a client error: the cause a user can act on, and the server's code."""
+    text = str(err)
+    code = re.search(r"<Code>([^<]+)</Code>", text)
+    for pattern, meaning in _CAUSES:
+        if re.search(pattern, text, re.IGNORECASE):
+            return meaning + (f" ({code.group(1)})" if code else "")
+    first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
+    return first[:200]
