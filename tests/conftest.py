@@ -26,6 +26,9 @@ import numpy as np
 import pytest
 import yaml
 
+# the real S3 server (moto) and a fresh bucket, for every test module that stores objects
+from tests.objectstore.conftest import bucket, s3_server  # noqa: F401
+
 if TYPE_CHECKING:
     import xarray as xr
 

@@ -24,7 +24,7 @@ from iotune.backends.h5py_ import DATASET, H5pyBackend, open_file
 from iotune.backends.objectbase import ObjectStoreBackend
 from iotune.errors import VerificationError
 from iotune.model.spec import Workload
-from iotune.objectstore.clients import close_fsspec
+from iotune.objectstore.clients import close_fsspec, run_cancellable
 from iotune.objectstore.meter import Meter
 from iotune.objectstore.target import Target
 
@@ -62,12 +62,13 @@ class _Writer(Writer):
     def close(self) -> None:
         self._inner.close()
         started = time.perf_counter()
-        self._fs.put_file(
+        upload = self._fs._put_file(  # s3fs's coroutine, so an interruption can cancel it
             str(self._path),
             self._remote,
             chunksize=int(self._params["part_size"]),
             max_concurrency=int(self._params["request_concurrency"]),
         )
+        run_cancellable(self._fs.loop, upload)
         self.upload_s = time.perf_counter() - started
         close_fsspec(self._fs)
 

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from iotune.backends.base import SlabBackend
 from iotune.model.spec import StorageSpec
+from iotune.objectstore.retry import MAX_RETRIES
 
 
 class ObjectStoreBackend(SlabBackend):
@@ -50,7 +51,7 @@ class ObjectStoreBackend(SlabBackend):
         import obstore as obs
 
         key = self.key(path)
-        store = self.target.obstore()
+        store = self.target.obstore(retries=MAX_RETRIES)  # untimed: obstore may retry
         found: dict[str, int] = {}
         # listed from the parent: a prefix names a "directory", never the object itself
         parent = key.rsplit("/", 1)[0] if "/" in key else None
@@ -68,7 +69,7 @@ class ObjectStoreBackend(SlabBackend):
 
         keys = list(self.objects(path))
         if keys:
-            obs.delete(self.target.obstore(), keys)
+            obs.delete(self.target.obstore(retries=MAX_RETRIES), keys)
 
 
 def fetched_fraction(fetched: int, stored: int) -> float:

@@ -15,6 +15,9 @@ from iotune.errors import UsageError
 from iotune.objectstore.target import Target
 
 PROBE = ".iotune-preflight-"
+#: per request of the check: a store that accepts connections but never answers
+#: must not hold a run for the two minutes a trial's request may take
+CHECK_TIMEOUT_S = 4
 
 
 class StorageError(UsageError):
@@ -31,7 +34,7 @@ def check(target: Target) -> None:
     """
     import obstore as obs
 
-    store = target.obstore(retries=0)
+    store = target.obstore(retries=0, timeout_s=CHECK_TIMEOUT_S)
     key = target.key(f"{PROBE}{uuid.uuid4().hex}")
     where = target.url(key).rsplit("/", 1)[0]
     try:

@@ -89,6 +89,33 @@ def close_fsspec(fs: Any) -> None:
         sync(fs.loop, creator.__aexit__, None, None, None)
 
 
+def run_cancellable(loop: Any, coro: Any) -> Any:
+    """Run ``coro`` in ``loop`` (another thread's) and wait; cancel it if the wait is interrupted.
+
+    fsspec's own ``sync`` leaves the coroutine running when SIGINT or SIGTERM
+    interrupts the caller: an upload would go on, and could complete after the
+    run removed its objects.  Here it is cancelled and waited for.
+    """
+    import asyncio
+    import threading
+
+    finished = threading.Event()
+
+    async def runner() -> Any:
+        try:
+            return await coro
+        finally:
+            finished.set()
+
+    future = asyncio.run_coroutine_threadsafe(runner(), loop)
+    try:
+        return future.result()
+    except BaseException:
+        future.cancel()
+        finished.wait(30)
+        raise
+
+
 def zarr_store(target: Target, key: str, *, client: str, meter: Meter, read_only: bool) -> Any:
     """A new Zarr store at ``key`` through ``client`` (obstore or fsspec), metered."""
     if client == "obstore":

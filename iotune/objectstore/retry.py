@@ -22,12 +22,19 @@ T = TypeVar("T")
 MAX_RETRIES = 8
 FIRST_BACKOFF_S = 0.05
 MAX_BACKOFF_S = 5.0
-_THROTTLED = re.compile(r"\b(503|429)\b|SlowDown|Too Many Requests|Service Unavailable")
+#: how obstore (object_store's status line and body) and botocore word a throttle
+_THROTTLED = re.compile(
+    r"SlowDown|\b503 (Service Unavailable|Slow Down)|\b429 Too Many Requests|status: (503|429)\b"
+)
 
 
 def throttled(err: BaseException) -> bool:
-    """Whether ``err`` is a store's "slow down" answer, worth retrying."""
-    return isinstance(err, OSError | RuntimeError) and bool(_THROTTLED.search(str(err)))
+    """Whether ``err`` is a store's "slow down" answer, worth retrying.
+
+    obstore raises its own exception classes (not ``OSError``) with the status
+    line and body in the message, so the message decides.
+    """
+    return bool(_THROTTLED.search(str(err)))
 
 
 async def retrying(call: Callable[[], Awaitable[T]], meter: Meter | None) -> T:

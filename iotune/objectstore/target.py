@@ -57,12 +57,15 @@ class Target:
 
     # -- obstore --------------------------------------------------------------------
 
-    def obstore(self, *, prefix: str = "", retries: int = 0) -> Any:
+    def obstore(
+        self, *, prefix: str = "", retries: int = 0, timeout_s: float = REQUEST_TIMEOUT_S
+    ) -> Any:
         """An obstore store at ``prefix`` below the bucket's root (keys from :meth:`key`).
 
-        ``retries`` 0 turns obstore's own retries off: iotune retries throttled
-        requests itself (:mod:`iotune.objectstore.retry`) so that each one is
-        counted, never hidden in a timing.
+        ``timeout_s`` bounds each request.  ``retries`` 0 turns obstore's own
+        retries off: iotune retries throttled requests itself
+        (:mod:`iotune.objectstore.retry`) so that each one is counted, never
+        hidden in a timing.
         """
         from obstore.store import AzureStore, GCSStore, LocalStore, S3Store
 
@@ -78,7 +81,7 @@ class Target:
         }
         options: Any = {
             "connect_timeout": timedelta(seconds=CONNECT_TIMEOUT_S),
-            "timeout": timedelta(seconds=REQUEST_TIMEOUT_S),
+            "timeout": timedelta(seconds=timeout_s),
         }
         if spec.endpoint and spec.endpoint.startswith("http://"):
             options["allow_http"] = True

@@ -30,6 +30,10 @@ workload: {{shape: {{time: 8, y: 32, x: 32}}, dtype: float32}}
 backend: {backend}
 read: {{patterns: [full, spatial]}}
 """
+#: object-store backends run against the tests' S3 server (``storage`` fixture)
+STORAGE = """\
+storage: {{url: "s3://{bucket}/contract", endpoint: "{endpoint}", region: us-east-1}}
+"""
 #: one combination each built-in format cannot express (a plugin: none known)
 INEXPRESSIBLE: dict[str, dict[str, Any]] = {
     "netcdf4": {"chunks": "contiguous", "codec": "zlib", "level": 1},
@@ -44,22 +48,46 @@ BACKENDS = [
 ]
 
 
-def _task(tmp_path, backend: str) -> TrialTask:
-    sweep = load_spec_text(SPEC.format(backend=backend))
+def _on_objects(backend: str) -> bool:
+    return bool(getattr(get_backend(backend), "object_storage", False))
+
+
+def _spec(backend: str, request: pytest.FixtureRequest | None = None) -> str:
+    text = SPEC.format(backend=backend)
+    if _on_objects(backend):
+        assert request is not None
+        server, bucket = request.getfixturevalue("s3_server"), request.getfixturevalue("bucket")
+        text += STORAGE.format(bucket=bucket, endpoint=server.endpoint)
+    return text
+
+
+def _task(tmp_path, backend: str, request: pytest.FixtureRequest | None = None) -> TrialTask:
+    sweep = load_spec_text(_spec(backend, request))
     (trial,) = make_plan(sweep).trials
-    return TrialTask(trial, sweep.workload, sweep.read, MeasureSpec(repeats=2), str(tmp_path))
+    measure = MeasureSpec(repeats=2)
+    return TrialTask(
+        trial, sweep.workload, sweep.read, measure, str(tmp_path), storage=sweep.storage
+    )
 
 
-def _run(tmp_path, backend: str) -> TrialResult:
+def _run(tmp_path, backend: str, request: pytest.FixtureRequest) -> TrialResult:
     cls = get_backend(backend)
     if issubclass(cls, LaunchedBackend) and MISSING:
         pytest.skip(MISSING)
-    return run_trial(_task(tmp_path, backend))
+    return run_trial(_task(tmp_path, backend, request))
+
+
+def _objects_left(request: pytest.FixtureRequest) -> list[str]:
+    import boto3
+
+    server, bucket = request.getfixturevalue("s3_server"), request.getfixturevalue("bucket")
+    client = boto3.client("s3", endpoint_url=server.endpoint, region_name="us-east-1")
+    return [o["Key"] for o in client.list_objects_v2(Bucket=bucket).get("Contents", [])]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_round_trip_is_ok_verified_and_cold(tmp_path, backend: str) -> None:
-    result = _run(tmp_path, backend)
+def test_a_round_trip_is_ok_verified_and_cold(tmp_path, request, backend: str) -> None:
+    result = _run(tmp_path, backend, request)
     assert result.status == "ok", result.error
     assert len(result.write) == 2 and all(w["MiBps"] > 0 for w in result.write)
     cls = get_backend(backend)
@@ -68,11 +96,13 @@ def test_a_round_trip_is_ok_verified_and_cold(tmp_path, backend: str) -> None:
         expected = "memory" if cls.in_memory else "cold"
         assert {r["cache"] for r in runs} == {expected}, pattern  # evicted, and checked
     assert list(tmp_path.iterdir()) == []  # the scratch went
+    if _on_objects(backend):
+        assert _objects_left(request) == []  # and so did its objects
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_what_it_stored_is_read_back_and_recorded(tmp_path, backend: str) -> None:
-    result = _run(tmp_path, backend)
+def test_what_it_stored_is_read_back_and_recorded(tmp_path, request, backend: str) -> None:
+    result = _run(tmp_path, backend, request)
     assert result.status == "ok", result.error
     assert isinstance(result.stored, dict) and result.stored
     json.dumps(result.stored)  # it goes into results.nc as JSON
@@ -83,7 +113,7 @@ def test_what_it_stored_is_read_back_and_recorded(tmp_path, backend: str) -> Non
 @pytest.mark.parametrize("backend", [b for b in backend_names()])
 def test_resolve_gives_effective_values_or_not_applicable(backend: str) -> None:
     cls = get_backend(backend)
-    workload = load_spec_text(SPEC.format(backend=backend)).workload
+    workload = load_spec_text(SPEC.format(backend="memory")).workload  # the same for all
     effective, notes = cls.resolve({}, workload)
     runner = {p for p, d in PARAMETERS.items() if d.generic}
     assert set(effective) - {"hint_values"} <= set(cls.parameters) | runner
@@ -113,7 +143,9 @@ class _Spoiled(Reader):
 @pytest.mark.parametrize(
     "backend", [b for b in backend_names() if issubclass(get_backend(b), SlabBackend)]
 )
-def test_changed_bytes_fail_the_trial_on_the_crc(tmp_path, monkeypatch, backend: str) -> None:
+def test_changed_bytes_fail_the_trial_on_the_crc(
+    tmp_path, monkeypatch, request, backend: str
+) -> None:
     cls = get_backend(backend)
     original = cls.open_reader
 
@@ -122,7 +154,7 @@ def test_changed_bytes_fail_the_trial_on_the_crc(tmp_path, monkeypatch, backend:
 
     monkeypatch.setattr(cls, "open_reader", open_reader)
     monkeypatch.setattr(trial_module, "_WARMED", {backend})  # the timed read must catch it
-    result = run_trial(_task(tmp_path, backend))
+    result = run_trial(_task(tmp_path, backend, request))
     assert result.status == "failed"
     assert "VerificationError" in result.error and "crc32" in result.error, result.error
     assert not result.reads.get("full")  # no figures from a read that returned other bytes
