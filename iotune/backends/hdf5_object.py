@@ -4,7 +4,7 @@ What users do with netCDF-4/HDF5 in the cloud: the file is written to local
 disk with h5py, then uploaded (multipart, ``part_size`` parts,
 ``request_concurrency`` in flight; its own timed step, ``upload_s``), and
 read the way h5netcdf and xarray read it, h5py on an fsspec file object whose
-``cache_type`` and ``block_size`` decide how many requests a read makes.
+``cache_type`` and ``read_block_size`` decide how many requests a read makes.
 HDF5's paged aggregation (``page_size``) with a ``page_buffer`` turns many
 small metadata reads into a few page-sized GETs.
 """
@@ -32,11 +32,11 @@ MiB = 2**20
 #: HDF5 knobs that work on a file object (the sieve buffer needs a path)
 HDF5_KNOBS = ("alignment", "alignment_threshold", "meta_block_size", "libver")
 PAGING = ("page_size", "page_buffer")
-KNOBS = ("cache_type", "block_size", "part_size", "request_concurrency")
+KNOBS = ("cache_type", "read_block_size", "part_size", "request_concurrency")
 #: s3fs's own defaults, except the upload's concurrency (s3fs: one part at a time)
 DEFAULTS = {
     "cache_type": "readahead",
-    "block_size": 5 * MiB,
+    "read_block_size": 5 * MiB,
     "part_size": 50 * MiB,
     "request_concurrency": 8,
 }
@@ -87,7 +87,7 @@ class _Reader(Reader):
             target.fsspec_path(key),
             "rb",
             cache_type=params["cache_type"],
-            block_size=int(params["block_size"]),
+            block_size=int(params["read_block_size"]),
         )
         self._file = open_file(self._handle, "r", params, workload)
         self._dset = self._file[DATASET]

@@ -132,7 +132,20 @@ def generic() -> tuple[str, ...]:
 
 
 def _declare(*defs: ParameterDef) -> dict[str, ParameterDef]:
-    return {d.name: d for d in defs}
+    declared = {d.name: d for d in defs}
+    if len(declared) != len(defs):  # one definition per knob: a second would replace the first
+        names = [d.name for d in defs]
+        raise ValueError(f"declared twice: {sorted({n for n in names if names.count(n) > 1})}")
+    return declared
+
+
+OBJ: Group = "object store"
+CLIENTS = parsers.one_of("obstore", "fsspec")
+CACHES = parsers.one_of(*FSSPEC_CACHES)
+INFLIGHT = "requests in flight (zarr async.concurrency, GET and upload concurrency)"
+PART = "multipart part size (uploads) and ranged-GET size (full reads)"
+COALESCE = "largest gap between byte ranges merged into one GET"
+READ_BLOCK = "fsspec file block size: bytes per GET of a read"
 
 
 PARAMETERS: dict[str, ParameterDef] = _declare(
@@ -170,14 +183,7 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
     ),
     # parallel I/O (the mpiio backend; IOR's vocabulary)
     ParameterDef("nprocs", "count", "parallel", "MPI processes", parsers.count(1, 65536), 4),
-    ParameterDef(
-        "block_size",
-        "size",
-        "parallel",
-        "bytes per rank",
-        parsers.positive,
-        "4MiB",
-    ),
+    ParameterDef("block_size", "size", "parallel", "bytes per rank", parsers.positive, "4MiB"),
     ParameterDef(
         "layout", "enum", "parallel", "file layout", parsers.one_of("shared", "fpp"), "fpp"
     ),
@@ -378,60 +384,13 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         "1MiB",
     ),
     # object storage (the zarr-object, hdf5-object and object backends)
+    ParameterDef("client", "enum", OBJ, "object-store client library", CLIENTS, "obstore"),
+    ParameterDef("request_concurrency", "count", OBJ, INFLIGHT, parsers.count(1, 1024), 16),
+    ParameterDef("part_size", "size", OBJ, PART, parsers.parse_part_size, "16MiB"),
+    ParameterDef("coalesce", "size", OBJ, COALESCE, parsers.size, "1MiB"),
+    ParameterDef("cache_type", "enum", OBJ, "fsspec file cache type", CACHES, "blockcache"),
+    ParameterDef("read_block_size", "size", OBJ, READ_BLOCK, parsers.positive, "4MiB"),
     ParameterDef(
-        "client",
-        "enum",
-        "object store",
-        "object-store client library",
-        parsers.one_of("obstore", "fsspec"),
-        "obstore",
-    ),
-    ParameterDef(
-        "request_concurrency",
-        "count",
-        "object store",
-        "requests in flight (zarr async.concurrency, GET/upload concurrency)",
-        parsers.count(1, 1024),
-        16,
-    ),
-    ParameterDef(
-        "part_size",
-        "size",
-        "object store",
-        "multipart part size (uploads) and ranged-GET size (full reads)",
-        parsers.parse_part_size,
-        "16MiB",
-    ),
-    ParameterDef(
-        "coalesce",
-        "size",
-        "object store",
-        "largest gap between byte ranges merged into one GET",
-        parsers.size,
-        "1MiB",
-    ),
-    ParameterDef(
-        "cache_type",
-        "enum",
-        "object store",
-        "fsspec file cache type",
-        parsers.one_of(*FSSPEC_CACHES),
-        "blockcache",
-    ),
-    ParameterDef(
-        "block_size",
-        "size",
-        "object store",
-        "fsspec file block size (bytes per GET)",
-        parsers.positive,
-        "4MiB",
-    ),
-    ParameterDef(
-        "consolidated",
-        "enum",
-        "object store",
-        "Zarr consolidated metadata",
-        parsers.parse_switch,
-        "on",
+        "consolidated", "enum", OBJ, "Zarr consolidated metadata", parsers.parse_switch, "on"
     ),
 )

@@ -21,6 +21,7 @@ from iotune.errors import ResultsError
 from iotune.model import parameters
 from iotune.model.records import TrialResult
 from iotune.model.spec import MeasureSpec
+from iotune.results import objectstore as object_results
 from iotune.runner.plan import Plan
 
 if TYPE_CHECKING:
@@ -107,13 +108,8 @@ def to_dataset(
     mpi_vars, mpi_attrs = extras(plan, done)  # hints, striping, per-rank spread
     ds = ds.assign(mpi_vars)
     ds.attrs.update(mpi_attrs)
-    if sweep.storage is not None:
-        from iotune.objectstore.meter import KINDS
-        from iotune.results.objectstore import extras as object_extras
-
-        object_vars, object_attrs = object_extras(plan, done)
-        ds = ds.assign_coords(request=list(KINDS)).assign(object_vars)
-        ds.attrs.update(object_attrs)
+    if sweep.storage is not None:  # requests, bytes and first bytes of object-store trials
+        ds = object_results.assign(ds, plan, done)
     if probes:
         from iotune.results.noise import noise_variables
 

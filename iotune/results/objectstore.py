@@ -15,6 +15,8 @@ import numpy as np
 from iotune.objectstore.meter import KINDS
 
 if TYPE_CHECKING:
+    import xarray as xr
+
     from iotune.model.records import TrialResult
     from iotune.model.spec import StorageSpec
     from iotune.runner.plan import Plan
@@ -32,6 +34,14 @@ OVER_READ = (
     "bytes delivered x stored/raw); 1 reads nothing twice or in vain"
 )
 COST = "estimated cost of the requests and bytes out (the spec's storage.prices)"
+
+
+def assign(ds: xr.Dataset, plan: Plan, done: Mapping[str, TrialResult]) -> xr.Dataset:
+    """``ds`` with the variables, the ``request`` coordinate and attributes of :func:`extras`."""
+    data_vars, attrs = extras(plan, done)
+    ds = ds.assign_coords(request=list(KINDS)).assign(data_vars)
+    ds.attrs.update(attrs)
+    return ds
 
 
 def extras(plan: Plan, done: Mapping[str, TrialResult]) -> tuple[dict[str, Any], dict[str, Any]]:

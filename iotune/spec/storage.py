@@ -64,7 +64,8 @@ def _url(value: object) -> str:
     if scheme not in STORAGE_SCHEMES:
         raise fail("storage.url", f"scheme {scheme!r} is not allowed; allowed: {allowed}")
     if "@" in rest.split("/", 1)[0] or "?" in rest:
-        raise fail("storage.url", f"{value!r} carries user info or a query; {WHERE}")
+        # not echoed: what is before the @ is likely a key
+        raise fail("storage.url", f"the URL carries user info (name@) or a query; {WHERE}")
     if scheme == "file":
         if not rest.startswith("/"):
             raise fail("storage.url", f"{value!r}: file:// needs an absolute path")
@@ -79,7 +80,7 @@ def _endpoint(value: object) -> str | None:
     if not isinstance(value, str) or not value.startswith(("http://", "https://")):
         raise fail("storage.endpoint", f"expected an http:// or https:// URL, got {value!r}")
     if "@" in value.split("://", 1)[1].split("/", 1)[0]:
-        raise fail("storage.endpoint", f"{value!r} carries user info; {WHERE}")
+        raise fail("storage.endpoint", f"the URL carries user info (name@); {WHERE}")
     return value.rstrip("/")
 
 

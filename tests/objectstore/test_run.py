@@ -30,8 +30,14 @@ SPEC = {
 }
 
 
-def write_spec(tmp_path: Path, endpoint: str, bucket: str, **changes) -> Path:
-    spec = SPEC | {"storage": {"url": f"s3://{bucket}/runs", "endpoint": endpoint}} | changes
+PRICES = {"GET": 4e-7, "PUT": 5e-6, "HEAD": 4e-7, "LIST": 5e-6, "transfer_GB": 0.09}
+
+
+def write_spec(
+    tmp_path: Path, endpoint: str, bucket: str, prices: dict | None = None, **changes
+) -> Path:
+    storage = {"url": f"s3://{bucket}/runs", "endpoint": endpoint}
+    spec = SPEC | {"storage": storage | ({"prices": prices} if prices else {})} | changes
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(spec))
     return path
@@ -67,7 +73,7 @@ def swept(tmp_path_factory, s3_server: Server):
         Bucket=bucket
     )
     with latency((s3_server.host, s3_server.port), 0.0) as proxy:
-        spec = write_spec(tmp, proxy.endpoint, bucket)
+        spec = write_spec(tmp, proxy.endpoint, bucket, prices=PRICES)
         done = iotune("run", str(spec), "-o", str(tmp / "out"), "-v")
         forwarded = list(proxy.requests)
     return tmp / "out", done, forwarded, bucket
@@ -121,6 +127,19 @@ def test_the_counts_are_the_requests_the_store_received(swept) -> None:
     assert ds.write_requests.sel(request="PUT").sum() <= by_method["PUT"]
 
 
+def test_the_cost_follows_the_price_table(swept) -> None:
+    import xarray as xr
+
+    ds = xr.open_dataset(swept[0] / "results.nc")
+    requests = ds.read_requests.fillna(0)
+    expected = sum(requests.sel(request=k) * PRICES[k] for k in ("GET", "PUT", "HEAD", "LIST"))
+    expected = expected + ds.read_bytes_fetched / 1e9 * PRICES["transfer_GB"]
+    measured = ds.read_cost.notnull()
+    assert measured.sum() > 0
+    np.testing.assert_allclose(ds.read_cost.where(measured), expected.where(measured))
+    assert float(ds.write_cost.min()) > 0  # NaN where no trial ran
+
+
 def test_the_run_leaves_nothing_on_the_store_and_says_where_it_ran(
     swept, s3_server: Server
 ) -> None:
@@ -157,12 +176,12 @@ def test_throttling_is_retried_and_counted(tmp_path, s3_server: Server, bucket: 
         path = write_spec(tmp_path, proxy.endpoint, bucket, **spec)
         done = iotune("run", str(path), "-o", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
-    ds = xr.open_dataset(tmp_path / "out" / "results.nc").squeeze()
+    ds = xr.open_dataset(tmp_path / "out" / "results.nc").isel(chunks=0)
     assert (ds.status == "ok").all(), ds.error.values
-    retried = ds.read_retries.sel(pattern="timeseries")
+    retried = ds.read_retries.sel(pattern="timeseries").isel(repeat=0)
     # about one GET in four answered 503 SlowDown, each sent again and counted
     assert (retried >= 2).all(), retried.values
     assert retried.sum() <= proxy.throttled
-    gets = ds.read_requests.sel(request="GET", pattern="timeseries")
+    gets = ds.read_requests.sel(request="GET", pattern="timeseries").isel(repeat=0)
     assert (gets >= 16).all()
     assert json.loads(ds.effective.sel(backend="object").item())["request_concurrency"] == 1
