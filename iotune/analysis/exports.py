@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from iotune import codecs, quantize
-from iotune.analysis import file_exports
+from iotune.analysis import file_exports, object_exports
 from iotune.errors import NotApplicable
+from iotune.model.spec import StorageSpec
 from iotune.units import parse_chunk_label
 
 #: nccopy ignores chunk specs for chunks smaller than this unless given ``-M``
@@ -300,18 +301,23 @@ def romio_hints_file(hints: Mapping[str, Any]) -> str:
 
 
 def all_exports(
-    settings: Mapping[str, Any], target: Target, *, hints: Mapping[str, Any] | None = None
+    settings: Mapping[str, Any],
+    target: Target,
+    *,
+    hints: Mapping[str, Any] | None = None,
+    storage: StorageSpec | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Every export that applies, keyed by name.
 
     Each value has ``text`` (to paste) and, for structured exports, ``value``
     (JSON-friendly); an export the settings cannot be expressed in has only
     ``unavailable`` (the reason).  Chunk and codec exports are left out for the
-    ``posix`` backend, which has neither; stripe and hint exports appear only
-    when the settings carry them.
+    ``posix`` and ``object`` backends, which have neither; stripe and hint exports appear
+    only when the settings carry them.  ``storage``: the object store the sweep
+    measured, for the object-store backends' exports (:mod:`iotune.analysis.object_exports`).
     """
     makers: dict[str, Any] = {}
-    if settings.get("backend") != "posix":
+    if settings.get("backend") not in ("posix", "object"):
         makers |= {
             "xarray_netcdf4_encoding": lambda: _structured(
                 xarray_netcdf4_encoding(settings, target)
@@ -331,9 +337,11 @@ def all_exports(
                 ["h5repack", *h5repack_args(settings, target), "in.h5", "out.h5"]
             ),
         }
-    if settings.get("backend") == "h5py":  # the calls the measured files were made with
+    # the calls the measured files were made with (hdf5-object's before their upload)
+    if settings.get("backend") in ("h5py", "hdf5-object"):
         makers["h5py_create_dataset"] = lambda: {"text": h5py_code(settings, target, hints=hints)}
     makers |= file_exports.extra_makers(settings, target)
+    makers |= object_exports.extra_makers(settings, target, storage)
     if "stripe_count" in settings or "stripe_size" in settings:
         makers["lfs_setstripe"] = lambda: _command(lfs_setstripe_args(settings))
     if hints is not None:

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.analysis import exports
+from iotune.analysis import exports, object_exports
 from iotune.analysis.points import current_settings, empty_hint_sets, hints_of, target_of
 from iotune.errors import RecommendError
 from iotune.results.accessor import plain  # and ds.iotune
@@ -172,7 +172,10 @@ def recommend(
         repeats_used=_repeats_used(kept),
         noise={m: v for m, v in ds.iotune.noise.items() if m in chosen},
         exports=exports.all_exports(
-            winner.settings, target_of(ds, variable), hints=hints_of(ds, winner.settings)
+            winner.settings,
+            target_of(ds, variable),
+            hints=hints_of(ds, winner.settings),
+            storage=object_exports.storage_of(ds),
         ),
         current=current,
     )
