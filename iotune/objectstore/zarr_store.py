@@ -76,6 +76,15 @@ class MeteredObjectStore(ObjectStore):
         await retrying(lambda: obs.put_async(self.store, key, data), self.meter)
         self.meter.record("PUT", sent=len(data))
 
+    async def set_if_not_exists(self, key: str, value: Any) -> None:
+        import obstore as obs
+
+        self._check_writable()
+        data = value.as_numpy_array().tobytes()
+        with contextlib.suppress(obs.exceptions.AlreadyExistsError):
+            await retrying(lambda: obs.put_async(self.store, key, data, mode="create"), self.meter)
+        self.meter.record("PUT", sent=len(data))
+
     async def delete(self, key: str) -> None:
         import obstore as obs
 

@@ -29,6 +29,9 @@ SLOW_DOWN = (
 )
 
 
+METHODS = ("GET", "PUT", "HEAD", "POST", "DELETE")
+
+
 def _request_line(data: bytes) -> tuple[str, str]:
     first = data.split(b"\r\n", 1)[0].decode("latin-1").split()
     return (first[0], first[1]) if len(first) >= 2 else ("?", "")
@@ -71,9 +74,10 @@ class LatencyProxy:
 
         async def upstream() -> None:
             while data := await reader.read(1 << 16):
-                if new_request.is_set():  # the first bytes of a request: its latency
+                method, path = _request_line(data) if new_request.is_set() else ("", "")
+                # a body sent after the server's "100 Continue" is not a new request
+                if method in METHODS:  # the first bytes of a request: its latency
                     new_request.clear()
-                    method, path = _request_line(data)
                     self.requests.append((method, path))
                     await asyncio.sleep(self.delay)
                     self._gets += method == "GET"
