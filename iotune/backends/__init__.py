@@ -28,6 +28,18 @@ BUILTINS: dict[str, str] = {
 }
 
 
+#: the built-ins that store objects on the sweep's ``storage`` (named here so that checking
+#: a spec imports no backend module)
+OBJECT_BUILTINS = ("object", "zarr-object", "hdf5-object")
+
+
+def on_object_storage(name: str) -> bool:
+    """Whether backend ``name`` stores objects on an object store (``storage.url``)."""
+    if name in BUILTINS:
+        return name in OBJECT_BUILTINS
+    return bool(getattr(get_backend(name), "object_storage", False))
+
+
 def backend_names() -> tuple[str, ...]:
     """Names of every registered backend: the built-ins, then installed plugins."""
     return tuple(registry(GROUP, BUILTINS))

@@ -98,22 +98,19 @@ def _prices(value: object) -> tuple[tuple[str, float], ...]:
 
 def check_backends(storage: StorageSpec | None, backends: tuple[str, ...]) -> None:
     """Object-store backends only with ``storage``, and only they with it."""
-    from iotune.backends import backend_names, get_backend
+    from iotune.backends import backend_names, on_object_storage
 
-    def on_objects(name: str) -> bool:
-        return bool(getattr(get_backend(name), "object_storage", False))
-
-    object_backends = [n for n in backend_names() if on_objects(n)]
     if storage is not None:
-        local = [b for b in backends if not on_objects(b)]
+        local = [b for b in backends if not on_object_storage(b)]
         if local:
+            object_backends = [n for n in backend_names() if on_object_storage(n)]
             raise fail(
                 "backend",
                 f"{', '.join(local)} writes local files, not objects at {storage.url}; "
                 f"with storage allowed: {', '.join(object_backends)}",
             )
         return
-    remote = [b for b in backends if on_objects(b)]
+    remote = [b for b in backends if on_object_storage(b)]
     if remote:
         raise fail(
             "storage.url",

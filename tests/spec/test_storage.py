@@ -124,3 +124,10 @@ def test_object_store_knobs_are_checked_like_any_parameter() -> None:
     )
     sweep = make({"url": URL}, backend="hdf5-object", parameters={"cache_type": ["none", "bytes"]})
     assert sweep.swept[0].values == ("none", "bytes")
+
+
+def test_the_named_object_backends_are_the_ones_that_store_objects() -> None:
+    from iotune.backends import BUILTINS, OBJECT_BUILTINS, get_backend
+
+    storing = {n for n in BUILTINS if getattr(get_backend(n), "object_storage", False)}
+    assert storing == set(OBJECT_BUILTINS)
