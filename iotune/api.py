@@ -13,11 +13,13 @@ from iotune.console import (
     counts_text,
     plan_text,
     results_text,
+    store_limit_text,
 )
 from iotune.errors import UsageError
 from iotune.model.records import TrialResult
 from iotune.model.spec import Sweep
 from iotune.results.dataset import open_results, save, to_dataset
+from iotune.runner.calibrate_store import calibrate_storage, clean_storage
 from iotune.runner.plan import Plan, grid_size, make_plan
 from iotune.runner.schedule import Schedule, collect
 from iotune.runner.scratch import remove_leftovers, remove_stale_lock
@@ -34,6 +36,7 @@ __all__ = [
     "backends_text",
     "best_text",
     "calibrate",
+    "calibrate_storage",
     "clean",
     "counts_text",
     "execution_overrides",
@@ -53,6 +56,7 @@ __all__ = [
     "run_warnings",
     "save_plots",
     "search_text",
+    "store_limit_text",
     "tune",
     "write_darshan_spec",
 ]
@@ -258,22 +262,33 @@ def recommend(
     )
 
 
-def clean(out: str | Path, scratch: str | Path | None = None) -> list[str]:
-    """Remove what runs killed outright (SIGKILL, a dead node) left in ``out`` and ``scratch``.
+def clean(
+    out: str | Path | None = None,
+    scratch: str | Path | None = None,
+    *,
+    storage: str | None = None,
+    endpoint: str | None = None,
+    region: str | None = None,
+) -> list[str]:
+    """Remove what runs killed outright (SIGKILL, a dead node) left behind; one line each.
 
-    Only ``iotune-scratch-*`` directories whose owner mark names a process of
-    this host that is gone, and ``out``'s lock file if no process holds it;
-    never a running sweep's.  Returns one line per directory removed or left
-    alone (another host's, a running sweep's); empty when there was nothing.
+    Only ``iotune-scratch-*`` directories in ``out`` and ``scratch``, and areas
+    below ``storage``'s prefix (``s3://bucket/prefix``), whose owner mark names a
+    process of this host that is gone, and ``out``'s lock file if no process
+    holds it; those left alone (another host's, a running sweep's) say why.
     """
-    places = [Path(out)] + ([Path(scratch)] if scratch is not None else [])
-    for option, place in zip(("OUT", "--scratch"), places, strict=False):
+    if out is None and scratch is None and storage is None:
+        raise UsageError("clean: give OUT, --scratch DIR or --storage URL")
+    places = {o: Path(p) for o, p in (("OUT", out), ("--scratch", scratch)) if p is not None}
+    for option, place in places.items():
         if not place.is_dir():
             raise UsageError(f"{option} {place}: not an existing directory")
     lines = []
-    for place in dict.fromkeys(p.resolve() for p in places):
+    for place in dict.fromkeys(p.resolve() for p in places.values()):
         lines += remove_leftovers(place, report_kept=True)
-    lock = remove_stale_lock(Path(out))
+    if storage is not None:
+        lines += clean_storage(storage, endpoint=endpoint, region=region)
+    lock = remove_stale_lock(Path(out)) if out is not None else None
     return [*lines, lock] if lock else lines
 
 
@@ -284,12 +299,18 @@ def recommendation_text(rec: Any, *, fmt: str = "text") -> str:
     return report.render_json(rec) if fmt == "json" else report.render_text(rec)
 
 
-def calibrate(scratch: str | Path, *, size: str, block: str, repeats: int) -> str:
-    """Measure the file system's bandwidth limit, remember it, and say what was found."""
+def calibrate(
+    scratch: str | Path, *, size: str, block: str, repeats: int, fmt: str = "text"
+) -> str:
+    """Measure the file system's limit, remember it, and say what was found (text or json)."""
+    import json
+
     from iotune.runner.calibrate import cache_path, format_limit
     from iotune.runner.calibrate import calibrate as measure_limit
 
     limit = measure_limit(scratch, size=size, block=block, repeats=repeats)
+    if fmt == "json":
+        return json.dumps(limit, indent=2)
     saved = f"saved to {cache_path()} (key {limit['key']}); sweeps on this file system record it"
     return f"{format_limit(limit)}\n{saved}"
 

@@ -142,17 +142,35 @@ def _results_commands(sub: Any) -> None:
     p = _command(sub, "merge", "combine results of sweeps of the same workload")
     p.add_argument("results", type=Path, nargs="+", help="results files or their directories")
     p.add_argument("-o", "--out", type=Path, required=True, help="merged results file (.nc)")
-    p = _command(sub, "clean", "remove scratch and locks left by runs that were killed")
-    p.add_argument("out", type=Path, help="the run's output directory")
+    p = _command(sub, "clean", "remove scratch, objects and locks left by runs that were killed")
+    p.add_argument("out", type=Path, nargs="?", help="the run's output directory")
     p.add_argument("--scratch", type=Path, help="directory on the file system to measure")
+    _storage(p, "object store whose iotune-scratch-* areas to clean, s3://bucket/prefix")
+
+
+def _storage(p: argparse.ArgumentParser, help: str) -> None:
+    """An object store named as a spec's storage section names it (credentials: environment)."""
+    p.add_argument("--storage", metavar="URL", help=help)
+    p.add_argument("--endpoint", help="the store's endpoint URL (default: the provider's)")
+    p.add_argument("--region", help="the store's region")
 
 
 def _other_commands(sub: Any) -> None:
-    p = _command(sub, "calibrate", "measure the scratch file system's bandwidth limit")
-    p.add_argument("--scratch", type=Path, default=Path(), help="directory to measure (default .)")
-    p.add_argument("--size", default="1GiB", help="file size (default 1GiB)")
-    p.add_argument("--block", default="16MiB", help="bytes per read/write call (default 16MiB)")
-    p.add_argument("--repeats", type=int, default=3, help="write+read passes (default 3)")
+    p = _command(sub, "calibrate", "measure the scratch file system's or object store's limit")
+    p.add_argument("--scratch", type=Path, help="directory to measure (default .)")
+    p.add_argument("--size", help="file or object size (default 1GiB; 256MiB with --storage)")
+    p.add_argument("--block", help="bytes per read/write call (default 16MiB)")
+    p.add_argument("--repeats", type=int, help="write+read passes (default 3; 1 with --storage)")
+    _storage(p, "measure this object store instead, s3://bucket/prefix")
+    p.add_argument(
+        "--part-size", metavar="SIZE", help="--storage: bytes per PUT part and GET (default 8MiB)"
+    )
+    p.add_argument(
+        "--request-concurrency",
+        metavar="N,N,...",
+        help="--storage: requests in flight, each level measured (default 1,2,4,8,16)",
+    )
+    _format(p)
     p = _command(sub, "darshan", "summarise and diagnose a Darshan log; write its sweep")
     p.add_argument("log", type=Path, help="a Darshan log (.darshan)")
     p.add_argument(
@@ -233,8 +251,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()  # output piped into head: not an error
         return EXIT_OK
     except Interrupted as err:
-        print(f"iotune: {err}; finished trials are kept, rerun with --resume", file=sys.stderr)
+        print(f"iotune: {err}; {_kept(args.command)}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
-        print("iotune: interrupted; finished trials are kept, rerun with --resume", file=sys.stderr)
+        print(f"iotune: interrupted; {_kept(args.command)}", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _kept(command: str) -> str:
+    """What an interrupted command leaves: a calibration nothing, a sweep its finished trials."""
+    if command == "calibrate":
+        return "nothing was measured or cached, and its scratch files or objects are removed"
+    return "finished trials are kept, rerun with --resume"

@@ -161,7 +161,10 @@ def tune(args: argparse.Namespace) -> int:
 def clean(args: argparse.Namespace) -> int:
     from iotune import api
 
-    lines = api.clean(args.out, scratch=args.scratch)
+    _store_options(args)
+    lines = api.clean(
+        args.out, args.scratch, storage=args.storage, endpoint=args.endpoint, region=args.region
+    )
     for line in lines:
         print(line)
     if not any(line.startswith("removed") for line in lines):
@@ -213,10 +216,50 @@ def recommend(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _store_options(args: argparse.Namespace) -> None:
+    """Refuse options of the other kind of storage than the command measures or cleans."""
+    from iotune.errors import UsageError
+
+    if args.storage:  # clean takes --scratch beside --storage: both are cleaned
+        wrong: tuple[str, ...] = ("scratch", "block") if args.command == "calibrate" else ()
+        why = "a file system's option; --storage measures an object store"
+    else:
+        wrong = ("endpoint", "region", "part_size", "request_concurrency")
+        why = "only with --storage URL"
+    for name in wrong:
+        if getattr(args, name, None) is not None:
+            raise UsageError(f"--{name.replace('_', '-')}: {why}")
+
+
 def calibrate(args: argparse.Namespace) -> int:
     from iotune import api
 
-    print(api.calibrate(args.scratch, size=args.size, block=args.block, repeats=args.repeats))
+    _store_options(args)
+    if args.storage is None:
+        scratch = args.scratch if args.scratch is not None else Path()
+        options = {"size": args.size or "1GiB", "block": args.block or "16MiB"}
+        repeats = args.repeats if args.repeats is not None else 3
+        print(api.calibrate(scratch, repeats=repeats, fmt=args.format, **options))
+        return EXIT_OK
+    return _calibrate_storage(args)
+
+
+def _calibrate_storage(args: argparse.Namespace) -> int:
+    from iotune import api
+    from iotune.stopping import stop_on_signals
+
+    given = {k: getattr(args, k) for k in ("size", "part_size", "request_concurrency", "repeats")}
+    with stop_on_signals():  # SIGTERM and SIGHUP unwind too, so the objects are removed
+        limit = api.calibrate_storage(
+            args.storage,
+            endpoint=args.endpoint,
+            region=args.region,
+            **{k: v for k, v in given.items() if v is not None},
+        )
+    if args.format == "json":
+        _emit(limit)
+    else:
+        print(api.store_limit_text(limit))
     return EXIT_OK
 
 

@@ -38,9 +38,11 @@ def results_text(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str
     from iotune.results import summary
 
     attrs = ds.attrs
+    # where the trials stored their data: an object store, or the scratch file system
+    where = attrs.get("storage_url") or attrs.get("provenance_scratch_fs_type", "?")
     head = (
         f"sweep {attrs.get('name')!r} on {attrs.get('provenance_host', '?')} "
-        f"({attrs.get('provenance_scratch_fs_type', '?')}), {attrs.get('started', '')}"
+        f"({where}), {attrs.get('started', '')}"
     )
     table = summary.table(ds, include_not_applicable=include_not_applicable)
     return "\n".join([head, table, summary.format_best(ds)])
@@ -132,6 +134,7 @@ _EXTRA_MODULES = {
     "search": "optuna",
     "darshan": "darshan",
     "jobqueue": "dask_jobqueue",
+    "objectstore": "obstore",
 }
 
 
@@ -169,3 +172,41 @@ def search_text(ds: xr.Dataset) -> str:
     coords = json.loads(pick)
     shown = " ".join(f"{k}={v}" for k, v in coords.items())
     return f"{head}\nrecommended for {attrs.get('search_objective')}: {shown}"
+
+
+def store_limit_text(limit: dict[str, Any]) -> str:
+    """What ``iotune calibrate --storage`` found: each level, the limits, latency, the cache."""
+    from iotune.runner.calibrate import cache_path
+    from iotune.units import format_size
+
+    local = str(limit["storage_url"]).startswith("file://")
+    where = limit["endpoint"] or ("this host" if local else "the provider's default endpoint")
+    lines = [
+        f"object store limit of {limit['storage_url']} at {where}, one "
+        f"{format_size(limit['size_bytes'])} object in {format_size(limit['part_bytes'])} "
+        f"parts, from {limit['host']}:",
+        "  in flight      PUT MiB/s      GET MiB/s",
+    ]
+    for level in limit["levels"]:
+        put_best = " *" if level["in_flight"] == limit["write_in_flight"] else "  "
+        get_best = " *" if level["in_flight"] == limit["read_in_flight"] else "  "
+        lines.append(
+            f"  {level['in_flight']:>9}  {level['put_MiBps']:>11.0f}{put_best}  "
+            f"{level['get_MiBps']:>11.0f}{get_best}"
+        )
+    small = limit["small_get"]
+    lines.append(
+        f"  write limit {limit['write_MiBps']:.0f} MiB/s, read limit "
+        f"{limit['read_MiBps']:.0f} MiB/s (* the best level)"
+    )
+    lines.append(
+        f"  small GET ({format_size(small['size_bytes'])}, {small['count']} one at a time): "
+        f"first byte median {small['ttfb_ms_median']:.1f} ms, p99 {small['ttfb_ms_p99']:.1f} ms"
+    )
+    if limit.get("retries"):
+        lines.append(
+            f"  warning: the store throttled {limit['retries']} requests (503 SlowDown/429); "
+            "they were sent again and their wait is in the figures"
+        )
+    lines.append(f"saved to {cache_path()} (key {limit['key']}); sweeps on this store record it")
+    return "\n".join(lines)

@@ -190,7 +190,7 @@ class Session:
             self.provenance = provenance.collect(self.root)
             if sweep.storage is not None:
                 self.provenance |= _object_area(sweep.storage, self.root, stack)
-            self.limit = load_limit(self.root)  # the device limit, if calibrated
+            self.limit = load_limit(self.root, storage=sweep.storage)  # the device or store limit
             self._stack = stack.pop_all()
         return self
 

@@ -15,6 +15,7 @@ from iotune.errors import UsageError
 from iotune.objectstore.target import Target
 
 PROBE = ".iotune-preflight-"
+BODY = b"iotune pre-flight\n"
 #: per request of the check: a store that accepts connections but never answers
 #: must not hold a run for the two minutes a trial's request may take
 CHECK_TIMEOUT_S = 4
@@ -37,22 +38,35 @@ def check(target: Target) -> None:
     store = target.obstore(retries=0, timeout_s=CHECK_TIMEOUT_S)
     key = target.key(f"{PROBE}{uuid.uuid4().hex}")
     where = target.url(key).rsplit("/", 1)[0]
+    refused = False  # the PUT failed: there is no probe to delete
     try:
-        obs.put(store, key, b"iotune pre-flight\n")
-    except Exception as err:
-        raise StorageError(f"storage.url {where}: {explain(err)}") from err
-    try:
+        try:
+            obs.put(store, key, BODY)
+        except Exception as err:
+            refused = True
+            raise StorageError(f"storage.url {where}: {explain(err)}") from err
         obs.head(store, key)
-        if bytes(obs.get(store, key).bytes()) != b"iotune pre-flight\n":
+        if bytes(obs.get(store, key).bytes()) != BODY:
             raise StorageError(f"storage.url {where}: an object read back differs from its PUT")
     except StorageError:
         raise
     except Exception as err:
         raise StorageError(f"storage.url {where}: {explain(err)}") from err
-    finally:
-        try:
-            obs.delete(store, key)
-        except Exception as err:  # reported: a probe object left behind is the user's to know
+    finally:  # also when interrupted, even during the PUT: the probe may have landed
+        if not refused:
+            _delete(store, key, where)
+
+
+def _delete(store: object, key: str, where: str) -> None:
+    import sys
+
+    import obstore as obs
+
+    pending = sys.exc_info()[1]  # what the check is already raising, if anything
+    try:
+        obs.delete(store, key)  # type: ignore[arg-type]
+    except Exception as err:
+        if pending is None:  # a probe left behind is the user's to know
             raise StorageError(f"storage.url {where}: cannot delete ({explain(err)})") from err
 
 

@@ -1,4 +1,4 @@
-"""Each trial's throughput as a fraction of the calibrated device limit."""
+"""Each trial's throughput as a fraction of the calibrated device (or object store) limit."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from iotune.plot._common import (
     _value_labels,
 )
 from iotune.plot.pareto import _grid_points
+from iotune.results.limit import STORE
 from iotune.units import format_number, format_rate
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 VARIABLE = "fraction_of_limit"
 NO_LIMIT_NOTE = (
     "fraction-of-limit figure skipped: the results carry no device limit "
-    "(run `iotune calibrate --scratch DIR` on the scratch file system before the sweep)"
+    "(run `iotune calibrate --scratch DIR` on the scratch file system, or "
+    "`iotune calibrate --storage URL` for an object store, before the sweep)"
 )
 _WIDTH = 0.7  # of a category's slot, over which its points are spread
 
@@ -43,9 +45,10 @@ def fraction_of_limit(ds: xr.Dataset) -> Figure:
     One column of points per metric (``write``, ``read:<pattern>``), one point per
     grid point at its median over repeats with a thin line from the minimum to the
     maximum, coloured by ``codec`` (else the first swept parameter).  A dashed line
-    marks 1, the bandwidth ``iotune calibrate`` measured; the best point of each
-    column is labelled.  Throughput counts the raw (uncompressed) bytes, so a
-    compressed format can pass 1.
+    marks 1, the bandwidth ``iotune calibrate`` measured (for an object store,
+    ``iotune calibrate --storage``: the store's limit, its best PUT and GET
+    throughput); the best point of each column is labelled.  Throughput counts
+    the raw (uncompressed) bytes, so a compressed format can pass 1.
 
     Parameters
     ----------
@@ -85,30 +88,34 @@ def fraction_of_limit(ds: xr.Dataset) -> Figure:
         drawn |= _draw_column(ax, col, med, lo, hi, [colors[c] for c in cidx], names)
     if not drawn:
         _no_data(ax)
-    ax.axhline(1.0, color="black", ls="--", lw=1, label="device limit (iotune calibrate)")
+    store = ds.attrs.get("device_limit_kind") == STORE
+    name = "store's limit" if store else "device limit"
+    source = "iotune calibrate --storage" if store else "iotune calibrate"
+    ax.axhline(1.0, color="black", ls="--", lw=1, label=f"{name} ({source})")
     ax.set_xticks(range(len(metrics)), metrics)
     ax.set_xlim(-0.6, len(metrics) - 0.4)
     ax.set_ylim(bottom=0)
     ax.set_xlabel("operation")
-    ax.set_ylabel("throughput / device limit (1 = calibrated bandwidth)")
+    ax.set_ylabel(f"throughput / {name} (1 = calibrated bandwidth)")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(loc="upper left", fontsize="small")
     if color_dim:
         handles = _legend_handles(_value_labels(da[color_dim]), [(c, "o") for c in colors])
         fig.legend(handles=handles, title=color_dim, loc="outside right upper")
-    fig.suptitle(_title(ds, "throughput as a fraction of the device limit", None) + _limits(ds))
+    fig.suptitle(_title(ds, f"throughput as a fraction of the {name}", None) + _limits(ds, store))
     return fig
 
 
-def _limits(ds: xr.Dataset) -> str:
+def _limits(ds: xr.Dataset, store: bool) -> str:
     write = ds.attrs.get("device_limit_write_MiBps")
     read = ds.attrs.get("device_limit_read_MiBps")
     if write is None or read is None:
         return ""
-    return (
-        f"\nlimits: write {format_rate(float(write))}, cold read {format_rate(float(read))}; "
-        "markers: median of repeats, lines: min to max"
-    )
+    if store:  # the best level of requests in flight, not one sequential stream
+        shown = f"PUT {format_rate(float(write))}, GET {format_rate(float(read))}"
+    else:
+        shown = f"write {format_rate(float(write))}, cold read {format_rate(float(read))}"
+    return f"\nlimits: {shown}; markers: median of repeats, lines: min to max"
 
 
 def _draw_column(

@@ -1,6 +1,8 @@
-"""The device limit on results: throughput as a fraction of what the file system can do.
+"""The device limit on results: throughput as a fraction of what the storage can do.
 
-The limit itself is measured by :func:`iotune.runner.calibrate.calibrate`.
+The limit itself is measured by :func:`iotune.runner.calibrate.calibrate` (a
+file system) or :func:`iotune.runner.calibrate_store.calibrate_store` (an
+object store: the best PUT and GET throughput over requests in flight).
 """
 
 from __future__ import annotations
@@ -10,6 +12,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import xarray as xr
 
+#: ``device_limit_kind`` of an object store's limit (its calibration's ``kind``)
+STORE = "object store"
+
+
+def limit_name(kind: str) -> str:
+    """How results name a limit of ``kind``: "the store's limit" or "the device limit"."""
+    return "the store's limit" if kind == STORE else "the device limit"
+
 
 def attach_limit(ds: xr.Dataset, limit: dict[str, Any] | None) -> xr.Dataset:
     """Add ``fraction_of_limit`` and the ``device_limit_*`` attributes to results.
@@ -17,7 +27,9 @@ def attach_limit(ds: xr.Dataset, limit: dict[str, Any] | None) -> xr.Dataset:
     ``fraction_of_limit`` has a ``metric`` dimension (``write``, ``read:<pattern>``)
     in place of ``pattern``: ``write_MiBps`` over the write limit and ``read_MiBps``
     over the cold-read limit.  Throughput counts raw bytes, so compressed formats
-    can exceed 1.  In-memory backends touch no device and get NaN.
+    can exceed 1.  In-memory backends touch no device and get NaN.  An object
+    store's limit (``kind`` "object store") is its best PUT and GET throughput;
+    ``device_limit_kind`` says which kind of limit the results carry.
 
     Parameters
     ----------
@@ -50,9 +62,10 @@ def attach_limit(ds: xr.Dataset, limit: dict[str, Any] | None) -> xr.Dataset:
     elif str(ds.attrs.get("backends", "")) == "memory":
         fraction = fraction * float("nan")
     fraction = fraction.transpose(..., "metric", "repeat")
+    kind = str(limit.get("kind", "file system"))
     fraction.attrs = {
         "units": "1",
-        "long_name": "throughput as a fraction of the device limit "
+        "long_name": f"throughput as a fraction of {limit_name(kind)} "
         "(write_MiBps / device_limit_write_MiBps, read_MiBps / device_limit_read_MiBps)",
     }
     out = ds.assign(fraction_of_limit=fraction)
@@ -63,5 +76,6 @@ def attach_limit(ds: xr.Dataset, limit: dict[str, Any] | None) -> xr.Dataset:
         f"read: {limit.get('read_method', '?')}",
         device_limit_measured=str(limit.get("measured", "")),
         device_limit_key=str(limit.get("key", "")),
+        device_limit_kind=kind,
     )
     return out

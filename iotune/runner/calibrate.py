@@ -24,6 +24,7 @@ from typing import Any
 
 from iotune.errors import UsageError
 from iotune.measuring import measure
+from iotune.model.spec import StorageSpec
 from iotune.runner.provenance import free_page_reporting, mount_of
 from iotune.units import format_size, parse_size
 
@@ -260,20 +261,36 @@ def store(limit: dict[str, Any]) -> Path:
     return path
 
 
-def load_limit(scratch: str | Path) -> dict[str, Any] | None:
+def store_key(storage: StorageSpec) -> str:
+    """The cache key of an object store: its scheme, endpoint and bucket, never a credential.
+
+    The prefix is left out (one bucket, one limit); a ``file://`` "store" is a
+    local directory, so its key names the host like a local file system's.
+    """
+    if storage.scheme == "file":
+        return f"store:file:{socket.gethostname()}:{storage.prefix}"
+    return f"store:{storage.scheme}:{storage.endpoint or 'default'}:{storage.bucket}"
+
+
+def load_limit(scratch: str | Path, *, storage: StorageSpec | None = None) -> dict[str, Any] | None:
     """The cached calibration of the file system holding ``scratch``, or ``None``.
 
     Parameters
     ----------
     scratch
         Any path on the file system (it need not exist any more).
+    storage
+        A sweep's object store: its limit (``iotune calibrate --storage``) is
+        returned instead, never the file system's, which says nothing of it.
 
     Returns
     -------
     dict or None
-        What :func:`calibrate` returned for that file system.
+        What :func:`calibrate` returned for that file system, or
+        :func:`iotune.runner.calibrate_store.calibrate_store` for that store.
     """
-    return _load_cache()["entries"].get(device_key(scratch))
+    key = device_key(scratch) if storage is None else store_key(storage)
+    return _load_cache()["entries"].get(key)
 
 
 def format_limit(limit: dict[str, Any]) -> str:
