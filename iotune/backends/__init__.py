@@ -25,12 +25,13 @@ BUILTINS: dict[str, str] = {
     "object": "iotune.backends.object_:RawObjectBackend",
     "zarr-object": "iotune.backends.zarr_object:ZarrObjectBackend",
     "hdf5-object": "iotune.backends.hdf5_object:Hdf5ObjectBackend",
+    "netcdf4-object": "iotune.backends.hdf5_object:Netcdf4ObjectBackend",
 }
 
 
 #: the built-ins that store objects on the sweep's ``storage`` (named here so that checking
 #: a spec imports no backend module)
-OBJECT_BUILTINS = ("object", "zarr-object", "hdf5-object")
+OBJECT_BUILTINS = ("object", "zarr-object", "hdf5-object", "netcdf4-object")
 
 
 def on_object_storage(name: str) -> bool:

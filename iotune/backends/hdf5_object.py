@@ -14,15 +14,16 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from iotune.backends._hdf5 import CACHE_KNOBS
-from iotune.backends.base import Reader, Selection, Writer
+from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.backends.h5py_ import DATASET, H5pyBackend, open_file
+from iotune.backends.netcdf4_ import NetCDF4Backend
 from iotune.backends.objectbase import ObjectStoreBackend
-from iotune.errors import VerificationError
+from iotune.errors import NotApplicable, VerificationError
 from iotune.model.spec import Workload
 from iotune.objectstore.clients import close_fsspec, run_cancellable
 from iotune.objectstore.meter import Meter
@@ -42,18 +43,32 @@ DEFAULTS = {
 }
 
 
+def _local_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters of the library writing the local file (no object-store knobs)."""
+    return {k: v for k, v in params.items() if k not in KNOBS}
+
+
 class _Writer(Writer):
     """h5py to the local file, then one upload when closed."""
 
-    def __init__(self, target: Target, key: str, path: Path, workload: Workload, params):
+    def __init__(
+        self,
+        target: Target,
+        key: str,
+        path: Path,
+        workload: Workload,
+        params: Mapping[str, Any],
+        local: SlabBackend,
+    ) -> None:
         from iotune.objectstore.clients import fsspec_filesystem
 
         self.meter, self._path, self._key = Meter(), path, key
         self._params = params
         self._fs = fsspec_filesystem(target, self.meter)
         self._remote = target.fsspec_path(key)
-        self.local = H5pyBackend()
-        self._inner = self.local.open_writer(path, workload, params)
+        self.local = local
+        # the local library sees its own knobs; the upload's are this writer's
+        self._inner = local.open_writer(path, workload, _local_params(params))
         self.upload_s = float("nan")
 
     def write(self, start: int, data: np.ndarray) -> None:
@@ -110,7 +125,7 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
     name = "hdf5-object"
     library = "s3fs"
     suffix = ".h5"
-    parameters = (
+    parameters: ClassVar[tuple[str, ...]] = (
         "chunks",
         "codec",
         "level",
@@ -122,17 +137,18 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
         *KNOBS,
     )
     description = "HDF5 (h5py) written locally, uploaded, read by h5py through fsspec"
+    #: the library that writes the local file
+    writer: ClassVar[type[SlabBackend]] = H5pyBackend
 
     @classmethod
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        local = {k: v for k, v in params.items() if k not in KNOBS}
-        effective, notes = H5pyBackend.resolve(local, workload)
+        effective, notes = cls.writer.resolve(_local_params(params), workload)
         return effective | {k: params.get(k, DEFAULTS[k]) for k in KNOBS}, notes
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
-        writer = _Writer(self.target, self.key(path), path, workload, params)
+        writer = _Writer(self.target, self.key(path), path, workload, params, self.writer())
         self._local = writer.local
         return writer
 
@@ -140,8 +156,8 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
         return _Reader(self.target, self.key(path), workload, params)
 
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
-        local = getattr(self, "_local", None) or H5pyBackend()
-        stored = local.verify(path, {k: v for k, v in params.items() if k not in KNOBS})
+        local = getattr(self, "_local", None) or self.writer()
+        stored = local.verify(path, _local_params(params))
         found, size = self.objects(path), path.stat().st_size
         key = self.key(path)
         if found.get(key) != size:
@@ -154,3 +170,40 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
     def remove(self, path: Path) -> None:
         super().remove(path)
         path.unlink(missing_ok=True)
+
+
+class Netcdf4ObjectBackend(Hdf5ObjectBackend):
+    """netCDF-4 files (netCDF4-python) uploaded to the object store, read as h5netcdf reads them.
+
+    A netCDF-4 file is an HDF5 file: once uploaded it is read by h5py through
+    fsspec, the way ``xarray.open_dataset(..., engine="h5netcdf")`` reads it
+    from the cloud.  netCDF-C cannot page a file, so the paging knobs are h5py's only.
+    """
+
+    name = "netcdf4-object"
+    library = "s3fs"
+    parameters = (
+        "chunks",
+        "codec",
+        "level",
+        "shuffle",
+        "chunk_cache",
+        "fill",
+        "format",
+        "quantize",
+        "alignment",
+        "alignment_threshold",
+        *CACHE_KNOBS,
+        *KNOBS,
+    )
+    description = "netCDF-4 written locally (netCDF4), uploaded, read by h5py through fsspec"
+    writer = NetCDF4Backend
+
+    @classmethod
+    def resolve(
+        cls, params: Mapping[str, Any], workload: Workload
+    ) -> tuple[dict[str, Any], list[str]]:
+        effective, notes = super().resolve(params, workload)
+        if str(effective.get("format", "")).startswith("NETCDF3"):
+            raise NotApplicable(f"format {effective['format']} is not HDF5: h5py cannot read it")
+        return effective, notes

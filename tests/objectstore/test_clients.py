@@ -44,6 +44,7 @@ CASES = [
     ("zarr-object", {"chunks": "4x32x32", "client": "fsspec", "consolidated": "on"}),
     ("hdf5-object", {"chunks": "4x32x32", "cache_type": "none", "read_block_size": 65536}),
     ("hdf5-object", {"chunks": "4x32x32", "cache_type": "blockcache"}),
+    ("netcdf4-object", {"chunks": "4x32x32", "codec": "zlib", "cache_type": "readahead"}),
 ]
 
 

@@ -19,7 +19,7 @@ SPEC = {
     "version": 1,
     "name": "s3",
     "workload": {"shape": {"time": 16, "y": 64, "x": 64}, "dtype": "int16"},
-    "backend": ["object", "zarr-object", "hdf5-object"],
+    "backend": ["object", "zarr-object", "hdf5-object", "netcdf4-object"],
     "parameters": {
         "chunks": [[4, 32, 32]],
         "client": ["obstore", "fsspec"],
@@ -94,7 +94,7 @@ def test_every_backend_and_client_is_measured_with_its_requests(swept) -> None:
     }
     # client is zarr-object's knob; the others measure once and say it does not apply
     assert ("zarr-object", "obstore") in measured and ("zarr-object", "fsspec") in measured
-    assert {"object", "hdf5-object"} <= {b for b, _ in measured}, ok
+    assert {"object", "hdf5-object", "netcdf4-object"} <= {b for b, _ in measured}, ok
     gets = ds.read_requests.sel(request="GET").squeeze("repeat")
     for backend, client in measured:
         point = {"backend": backend, "client": client}
