@@ -12,8 +12,8 @@ them from the environment (or ``~/.aws``), and every export says so.
 
 - ``zarr-object``: ``zarr.create_array`` on zarr's ``ObjectStore`` or ``FsspecStore``,
   ``async.concurrency``, consolidation; reading with ``xr.open_zarr``;
-- ``hdf5-object``: the upload (``put_file``: part size, concurrency), h5py and xarray
-  reads on an s3fs file (cache type, block size, page buffer);
+- ``hdf5-object``, ``netcdf4-object``: the upload (``put_file``), h5py and xarray reads
+  on an s3fs file (cache type, block size, page buffer);
 - ``object``: ``obstore.put`` in parts, ranged GETs, ``get_ranges`` coalescing.
 """
 
@@ -341,15 +341,15 @@ def object_get_ranges_code(settings: Mapping[str, Any], target: Any, storage: St
     return "\n".join(lines)
 
 
-# --- selection ------------------------------------------------------------------------
-
+_HDF5 = {
+    "hdf5_object_upload": hdf5_upload_code,
+    "hdf5_object_read": hdf5_read_code,
+    "hdf5_object_xarray": hdf5_xarray_code,
+}
 _MAKERS = {
     "zarr-object": {"zarr_object_write": zarr_write_code, "zarr_object_read": zarr_read_code},
-    "hdf5-object": {
-        "hdf5_object_upload": hdf5_upload_code,
-        "hdf5_object_read": hdf5_read_code,
-        "hdf5_object_xarray": hdf5_xarray_code,
-    },
+    "hdf5-object": _HDF5,
+    "netcdf4-object": _HDF5,  # a netCDF-4 file is an HDF5 file: uploaded and read alike
     "object": {
         "object_put": object_put_code,
         "object_get": object_get_code,
@@ -389,8 +389,8 @@ def defaults(backend: str) -> dict[str, Any]:
     """The object-store knobs' defaults of ``backend`` (``resolve`` fills them in)."""
     from iotune.backends import hdf5_object, object_, zarr_object
 
-    modules = {"object": object_, "hdf5-object": hdf5_object, "zarr-object": zarr_object}
-    return dict(modules[backend].DEFAULTS)
+    module = {"object": object_, "zarr-object": zarr_object}.get(backend, hdf5_object)
+    return dict(module.DEFAULTS)
 
 
 def _itemsize(target: Any) -> int:
