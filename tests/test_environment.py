@@ -56,7 +56,9 @@ def requirements(deps: dict[str, str]) -> dict[str, str]:
 
 
 #: the extras Binder's notebooks use (not jobqueue: no batch system there; `all` names the rest)
-BINDER_EXTRAS = ("mpich", "jupyter", "search", "darshan")
+BINDER_EXTRAS = ("mpich", "jupyter", "search", "darshan", "objectstore")
+#: dev requirements a notebook needs on Binder: 08-object-storage starts moto's S3 server
+BINDER_DEV = ("moto[server]",)
 
 
 def every_extra(project: dict) -> list[str]:
@@ -102,6 +104,7 @@ def test_binder_requirements_are_the_runtime_and_notebook_extras() -> None:
     project = pyproject()
     extras = project["optional-dependencies"]
     wanted = project["dependencies"] + [r for e in BINDER_EXTRAS for r in extras[e]]
+    wanted += [r for r in extras["dev"] if _REQUIREMENT.match(r).group(1) in BINDER_DEV]
     names = {_REQUIREMENT.match(r).group(1).lower() for r in wanted}
     assert sorted(binder_pins()) == sorted(names)
 

@@ -46,12 +46,12 @@ def keys_under(target: Target, prefix: str) -> Iterator[str]:
             yield meta["path"]
 
 
-def remove_prefix(target: Target, prefix: str) -> int:
+def remove_prefix(target: Target, prefix: str, *, uploads: bool = True) -> int:
     """Delete every object below ``prefix``; returns how many.
 
     Multipart uploads that never completed (a run stopped mid-upload) leave no
     listed object, but S3 keeps and bills their parts until they are aborted:
-    those under ``prefix`` are aborted too.
+    with ``uploads`` those under ``prefix`` are aborted too.
     """
     import obstore as obs
 
@@ -59,7 +59,7 @@ def remove_prefix(target: Target, prefix: str) -> int:
     keys = list(keys_under(target, prefix))
     for i in range(0, len(keys), 1000):  # DeleteObjects takes 1000 keys
         obs.delete(store, keys[i : i + 1000])
-    if target.spec.scheme == "s3":
+    if uploads and target.spec.scheme == "s3":
         abort_uploads(target, prefix)
     return len(keys)
 

@@ -67,7 +67,9 @@ def _remove_objects(task: TrialTask, workdir: Path, result: TrialResult) -> None
 
     target = Target(task.storage, area=Path(task.scratch).name)  # type: ignore[arg-type]
     try:
-        remove_prefix(target, target.key(workdir.name))
+        # an upload cut short lives on only when the run is stopped: the session's
+        # removal of its area aborts it (a listing per trial would cost 0.1-0.2 s)
+        remove_prefix(target, target.key(workdir.name), uploads=False)
     except OSError as err:  # the session removes its whole area at the end, and says so
         if result.status == "ok":
             result.error = f"could not remove the trial's objects: {one_line(err)}"
