@@ -96,3 +96,16 @@ def stop_group(pgid: int, *, grace: float = 3.0) -> None:
             if not group_alive(pgid):
                 return
             time.sleep(0.02)
+
+
+def is_gone(pid: int) -> bool:
+    """Whether process ``pid`` of this host has ended (an owner mark's process, say)."""
+    if pid <= 0:
+        return False  # 0 and negatives would name process groups
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False
+    return False

@@ -18,21 +18,28 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from iotune.backends._hdf5 import CACHE_KNOBS
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.backends.h5py_ import DATASET, H5pyBackend, open_file
 from iotune.backends.netcdf4_ import NetCDF4Backend
 from iotune.backends.objectbase import ObjectStoreBackend
 from iotune.errors import NotApplicable, VerificationError
 from iotune.model.spec import Workload
+from iotune.mpi.launch import TYPED_HINTS
 from iotune.objectstore.clients import close_fsspec, run_cancellable
 from iotune.objectstore.meter import Meter
 from iotune.objectstore.target import Target
 
 MiB = 2**20
-#: HDF5 knobs that work on a file object (the sieve buffer needs a path)
-HDF5_KNOBS = ("alignment", "alignment_threshold", "meta_block_size", "libver")
-PAGING = ("page_size", "page_buffer")
+#: the local libraries' knobs that do not apply here
+NOT_ON_OBJECTS = (
+    "nprocs",
+    "io",
+    "hints",
+    "stripe_count",
+    "stripe_size",
+    *TYPED_HINTS,
+    "sieve_buf_size",
+)
 KNOBS = ("cache_type", "read_block_size", "part_size", "request_concurrency")
 #: s3fs's own defaults, except the upload's concurrency (s3fs: one part at a time)
 DEFAULTS = {
@@ -41,6 +48,15 @@ DEFAULTS = {
     "part_size": 50 * MiB,
     "request_concurrency": 8,
 }
+
+
+def _serial(parameters: tuple[str, ...]) -> tuple[str, ...]:
+    """The local library's knobs that apply to one file read through a file object.
+
+    Not the parallel ones (one process writes the file), and not HDF5's sieve
+    buffer, which iotune sets through a file access property list on a path.
+    """
+    return tuple(p for p in parameters if p not in NOT_ON_OBJECTS)
 
 
 def _local_params(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -125,17 +141,7 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
     name = "hdf5-object"
     library = "s3fs"
     suffix = ".h5"
-    parameters: ClassVar[tuple[str, ...]] = (
-        "chunks",
-        "codec",
-        "level",
-        "shuffle",
-        "chunk_cache",
-        *HDF5_KNOBS,
-        *PAGING,
-        *CACHE_KNOBS,
-        *KNOBS,
-    )
+    parameters: ClassVar[tuple[str, ...]] = (*_serial(H5pyBackend.parameters), *KNOBS)
     description = "HDF5 (h5py) written locally, uploaded, read by h5py through fsspec"
     #: the library that writes the local file
     writer: ClassVar[type[SlabBackend]] = H5pyBackend
@@ -182,20 +188,7 @@ class Netcdf4ObjectBackend(Hdf5ObjectBackend):
 
     name = "netcdf4-object"
     library = "s3fs"
-    parameters = (
-        "chunks",
-        "codec",
-        "level",
-        "shuffle",
-        "chunk_cache",
-        "fill",
-        "format",
-        "quantize",
-        "alignment",
-        "alignment_threshold",
-        *CACHE_KNOBS,
-        *KNOBS,
-    )
+    parameters = (*_serial(NetCDF4Backend.parameters), *KNOBS)
     description = "netCDF-4 written locally (netCDF4), uploaded, read by h5py through fsspec"
     writer = NetCDF4Backend
 

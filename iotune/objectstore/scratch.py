@@ -19,6 +19,7 @@ from pathlib import Path
 
 from iotune.objectstore.retry import MAX_RETRIES
 from iotune.objectstore.target import Target
+from iotune.processes import is_gone
 from iotune.units import format_size
 
 logger = logging.getLogger(__name__)
@@ -174,7 +175,7 @@ def scan(target: Target) -> list[Area]:
         elif host != socket.gethostname():
             found.append(Area(area, "elsewhere", host, pid))
         else:
-            found.append(Area(area, "dead" if _is_gone(pid) else "alive", host, pid))
+            found.append(Area(area, "dead" if is_gone(pid) else "alive", host, pid))
     return found
 
 
@@ -222,16 +223,3 @@ def clean(target: Target) -> list[str]:
         return remove_dead_areas(target, report_kept=True)
     except Exception as err:  # obstore's own classes: one line, as the check says them
         raise StorageError(f"--storage {target.spec.url}: {explain(err)}") from err
-
-
-def _is_gone(pid: int) -> bool:
-    """Whether process ``pid`` of this host has ended (the rule of runner/scratch.py)."""
-    if pid <= 0:
-        return False  # 0 and negatives would name process groups
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except (PermissionError, OverflowError):
-        return False
-    return False

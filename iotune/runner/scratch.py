@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iotune.errors import UsageError
+from iotune.processes import is_gone
 from iotune.runner.journal import DirectoryLock
 from iotune.units import format_size
 
@@ -88,10 +89,8 @@ def scan(parent: Path) -> list[Leftover]:
         except (OSError, ValueError):
             found.append(Leftover(path, "unmarked"))  # not ours, or not readable: leave it
             continue
-        if host != socket.gethostname():
-            state = "elsewhere"
-        else:
-            state = "dead" if _is_gone(pid) else "alive"
+        elsewhere = host != socket.gethostname()  # its process cannot be checked from here
+        state = "elsewhere" if elsewhere else ("dead" if is_gone(pid) else "alive")
         found.append(Leftover(path, state, host, pid))
     return found
 
@@ -157,15 +156,3 @@ def remove_stale_lock(directory: Path) -> str | None:
         owner = fh.read().strip() or "unknown"
         path.unlink()
     return f"removed the lock of a run that was killed (pid {owner}): {path}"
-
-
-def _is_gone(pid: int) -> bool:
-    if pid <= 0:
-        return False  # 0 and negatives would name process groups
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except (PermissionError, OverflowError):
-        return False
-    return False
