@@ -36,4 +36,6 @@ def test_an_installed_module_passes_and_is_not_imported() -> None:
 def test_an_unknown_extra_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="unknown extra 'searhc'; known: mpi, mpich"):
         require("numpy", extra="searhc", feature="x")
-    assert set(EXTRAS) == {"mpi", "mpich", "jupyter", "search", "darshan", "jobqueue"}
+    assert set(EXTRAS) == {
+        *("mpi", "mpich", "jupyter", "search", "darshan", "jobqueue", "objectstore"),
+    }

@@ -166,6 +166,10 @@ class SlabBackend(Backend):
         """Largest slab (bytes) the runner should hand ``write``; None: the runner's default."""
         return None
 
+    def read_budget(self, params: Mapping[str, Any]) -> int | None:
+        """Largest selection (bytes) of a full read; None: the runner's default slab."""
+        return None
+
     def syncs(self, params: Mapping[str, Any]) -> bool:
         """Whether the writer makes its data durable itself, so the runner's fsync is skipped."""
         return False

@@ -22,6 +22,7 @@ from iotune.backends.base import Reader, Selection, Writer, check_properties
 from iotune.backends.objectbase import ObjectStoreBackend
 from iotune.backends.posix import _runs
 from iotune.errors import VerificationError
+from iotune.measuring.data import SLAB_BUDGET
 from iotune.model.spec import Workload
 from iotune.objectstore.meter import Meter
 from iotune.objectstore.retry import retrying
@@ -163,6 +164,11 @@ class RawObjectBackend(ObjectStoreBackend):
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
         return {k: params.get(k, DEFAULTS[k]) for k in KNOBS}, []
+
+    def read_budget(self, params: Mapping[str, Any]) -> int:
+        # a selection holds every part in flight: with smaller ones a full read would
+        # wait for each selection's last GET, never keeping request_concurrency busy
+        return max(SLAB_BUDGET, int(params["part_size"]) * int(params["request_concurrency"]))
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
         return _ObjectWriter(self.target, self.key(path), params)

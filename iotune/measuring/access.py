@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from iotune.measuring.data import slab_length
+from iotune.measuring.data import SLAB_BUDGET, slab_length
 from iotune.model.spec import ReadSpec, Workload
 
 SPATIAL_DEFAULT = {"first": 4, "fraction": 0.5}
@@ -24,7 +24,12 @@ Selection = tuple[slice | int, ...]
 
 
 def selections(
-    pattern: str, workload: Workload, read: ReadSpec, *, align: int | None = None
+    pattern: str,
+    workload: Workload,
+    read: ReadSpec,
+    *,
+    align: int | None = None,
+    budget: int = SLAB_BUDGET,
 ) -> list[Selection]:
     """Return the selections a read pattern makes, in order.
 
@@ -38,9 +43,11 @@ def selections(
         Sizes of the patterns.
     align
         Chunk extent along the first dimension, so full reads follow chunks.
+    budget
+        Largest selection of a full read, in bytes.
     """
     if pattern == "full":
-        step = slab_length(workload, align=align)
+        step = slab_length(workload, align=align, budget=budget)
         n = workload.shape[0]
         return [(slice(s, min(s + step, n)),) for s in range(0, n, step)]
     rng = np.random.default_rng([workload.seed, 0xACCE55])

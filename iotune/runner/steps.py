@@ -163,12 +163,14 @@ def read_once(
 ) -> dict[str, Any]:
     """Read ``pattern`` once; ``evict=False`` when the caller prepared the cache."""
     cache, fraction = prepare_cache(task, backend.paths(path)) if evict else ("", float("nan"))
+    params = task.trial.params
+    budget = backend.read_budget(params) or SLAB_BUDGET
     selections = access.selections(
-        pattern, task.workload, task.read, align=align_of(task.trial.params)
+        pattern, task.workload, task.read, align=align_of(params), budget=budget
     )
     clock, delivered, crc = measure.Stopwatch(), 0, 0
     with clock:
-        reader = backend.open_reader(path, task.workload, task.trial.params)
+        reader = backend.open_reader(path, task.workload, params)
     try:
         for selection in selections:
             with clock:

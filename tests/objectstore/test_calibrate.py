@@ -207,9 +207,9 @@ def test_an_interrupted_calibration_removes_its_objects(
 
     client = boto3.client("s3", endpoint_url=s3_server.endpoint, region_name="us-east-1")
     env = os.environ | KEYS | {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
-    # 0.1 s per request: the calibration takes seconds however fast the machine is,
+    # 0.2 s per request: the calibration takes 10 s or more however fast the machine is,
     # so the signal lands while it measures, not after it has finished
-    with latency((s3_server.host, s3_server.port), 0.1) as proxy:
+    with latency((s3_server.host, s3_server.port), 0.2) as proxy:
         args = ["calibrate", "--storage", f"s3://{bucket}/c", "--endpoint", proxy.endpoint]
         args += ["--size", "20MiB", "--part-size", "5MiB", "--request-concurrency", "1"]
         proc = subprocess.Popen(
@@ -227,6 +227,8 @@ def test_an_interrupted_calibration_removes_its_objects(
             ):
                 assert proc.poll() is None and time.monotonic() < deadline, proc.returncode
                 time.sleep(0.05)
+            time.sleep(0.5)  # into the measurement, well before its end
+            assert proc.poll() is None, "the calibration ended before the signal could land"
             proc.send_signal(sig)
             _out, err = proc.communicate(timeout=30)
         finally:

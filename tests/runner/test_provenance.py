@@ -159,7 +159,10 @@ def _memory_bytes() -> int:
     return int(found.group(1)) * 1024
 
 
-LIBRARIES = ("iotune", "numpy", "xarray", "netCDF4", "h5py", "zarr", "numcodecs", "dask", "mpi4py")
+LIBRARIES = (
+    *("iotune", "numpy", "xarray", "netCDF4", "h5py", "zarr", "numcodecs", "dask", "mpi4py"),
+    *("obstore", "s3fs", "fsspec"),  # the object-store clients
+)
 
 _VERSIONS_SCRIPT = f"""
 import importlib, importlib.util, json, sys
