@@ -25,6 +25,14 @@ _TITLES = {
     "lfs_setstripe": "Lustre striping of the output directory",
     "mpich_mpiio_hints": "MPI-IO hints, Cray/HPE MPICH",
     "romio_hints_file": "MPI-IO hints, ROMIO hints file",
+    "zarr_object_write": "Zarr on the object store (write as measured)",
+    "zarr_object_read": "Zarr on the object store (read, xarray)",
+    "hdf5_object_upload": "upload to the object store (s3fs, multipart)",
+    "hdf5_object_read": "h5py on the object store (fsspec file)",
+    "hdf5_object_xarray": "xarray on the object store (h5netcdf)",
+    "object_put": "obstore PUT (parts in flight)",
+    "object_get": "obstore ranged GETs (parts in flight)",
+    "object_get_ranges": "obstore get_ranges (coalesced)",
 }
 
 

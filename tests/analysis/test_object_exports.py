@@ -19,6 +19,7 @@ import pytest
 
 from iotune.analysis import exports, object_exports
 from iotune.analysis.exports import Target
+from iotune.analysis.report import _TITLES
 from iotune.model.spec import StorageSpec
 from tests.objectstore.conftest import KEYS, Server
 
@@ -254,7 +255,7 @@ storage: {{url: "s3://{bucket}/runs", endpoint: "{s3_server.endpoint}", region: 
         rec = api.recommend(ds.sel(backend=[backend]), objective="read:full")
         text, data = render_text(rec), render_json(rec)
         assert all("text" in rec.exports[name] for name in names), rec.exports
-        assert all(f"  {name}:" in text for name in names)
+        assert all(f"  {_TITLES[name]}:" in text for name in names)  # each under its title
         for secret in KEYS.values():
             assert secret not in text and secret not in data, backend
         assert "# credentials: from the environment" in text
