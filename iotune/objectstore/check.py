@@ -70,6 +70,11 @@ def _delete(store: object, key: str, where: str) -> None:
             raise StorageError(f"storage.url {where}: cannot delete ({explain(err)})") from err
 
 
+def _status(code: int) -> str:
+    """A pattern for HTTP status ``code`` as obstore and botocore print it."""
+    return rf"(status(?: code)?:? {code}\b|\b{code} [A-Z][a-z])"
+
+
 #: (pattern in the client's message, what it means for a user)
 _CAUSES = (
     (r"NoSuchBucket|bucket.*(does not exist|not found)", "the bucket does not exist"),
@@ -79,12 +84,16 @@ _CAUSES = (
         "the credentials were refused (unknown, wrong or expired keys): check "
         "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials",
     ),
-    (r"AccessDenied|403|Forbidden|401", "access denied: the credentials may not write here"),
+    # status codes only as statuses: obstore's messages also carry timings ("in 403.2µs")
+    (
+        rf"AccessDenied|{_status(403)}|Forbidden|{_status(401)}|Unauthorized",
+        "access denied: the credentials may not write here",
+    ),
     (
         r"error sending request|Connection refused|connect|dns|timed out|timeout",
         "the endpoint cannot be reached",
     ),
-    (r"\b404\b|NotFound|not found", "the bucket does not exist"),
+    (rf"{_status(404)}|NotFound|not found", "the bucket does not exist"),
 )
 
 

@@ -158,3 +158,22 @@ def _wait_for_upload(proxy, timeout: float = 60) -> bool:
             return True
         time.sleep(0.01)
     return False
+
+
+@pytest.mark.parametrize(
+    ("message", "cause"),
+    [
+        # obstore puts the request's duration in its message: a 403 there is no status
+        ("Error performing HEAD http://h/b/x in 403.954µs - error sending request", "reached"),
+        ("Error performing PUT http://h/b/x in 401.2ms - error sending request", "reached"),
+        ("Server returned non-2xx status code: 403 Forbidden: <Code>AccessDenied</Code>", "denied"),
+        ("status: 401, body: None", "denied"),
+        ("Server returned non-2xx status code: 404 Not Found: ", "does not exist"),
+        ("<Error><Code>NoSuchBucket</Code></Error>", "does not exist"),
+        ("<Code>InvalidAccessKeyId</Code>", "credentials were refused"),
+    ],
+)
+def test_each_cause_is_told_from_the_clients_message(message: str, cause: str) -> None:
+    from iotune.objectstore.check import explain
+
+    assert cause in explain(RuntimeError(message))
