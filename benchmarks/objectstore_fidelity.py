@@ -277,20 +277,25 @@ def alternate(rounds: int, members: dict[str, Callable[[], Any]]) -> list[dict[s
 # -- part 1: a 256 MiB full read ------------------------------------------------------
 
 
+def full_spec(args: argparse.Namespace, bucket: str, endpoint: str, *, repeats: int) -> str:
+    """The raw-object spec of the full read: the object's size, parts and GETs in flight."""
+    return FULL_SPEC.format(
+        steps=args.size // (2 * MiB),
+        bucket=bucket,
+        endpoint=endpoint,
+        region=REGION,
+        part=args.part_size,
+        concurrency=args.concurrency,
+        repeats=repeats,
+    )
+
+
 def full_read(args: argparse.Namespace, server: tuple[str, int], work: Path) -> dict[str, Any]:
     bucket = new_bucket(server)
     size, part, inflight = args.size, args.part_size, args.concurrency
     spans = [(s, min(s + part, size)) for s in range(0, size, part)]
     with endpoint_for(server, args.latency_ms) as endpoint:
-        text = FULL_SPEC.format(
-            steps=size // (2 * MiB),
-            bucket=bucket,
-            endpoint=endpoint,
-            region=REGION,
-            part=part,
-            concurrency=inflight,
-            repeats=args.repeats,
-        )
+        text = full_spec(args, bucket, endpoint, repeats=args.repeats)
         upload(bucket, endpoint, "plain/full.bin", size, part, inflight)
 
         def by_iotune() -> dict[str, Any]:
@@ -449,15 +454,7 @@ def slab_check(args: argparse.Namespace, server: tuple[str, int]) -> dict[str, A
     spans = [(s, min(s + part, size)) for s in range(0, size, part)]
     params = {"part_size": part, "request_concurrency": inflight, "coalesce": MiB}
     with endpoint_for(server, args.latency_ms) as endpoint:
-        text = FULL_SPEC.format(
-            steps=size // (2 * MiB),
-            bucket=bucket,
-            endpoint=endpoint,
-            region=REGION,
-            part=part,
-            concurrency=inflight,
-            repeats=1,
-        )
+        text = full_spec(args, bucket, endpoint, repeats=1)
         sweep = load_spec_text(text)
         workload, target = sweep.workload, Target(sweep.storage)
         upload(bucket, endpoint, "plain/full.bin", size, part, inflight)

@@ -78,7 +78,7 @@ class _Writer(Writer):
     ) -> None:
         from iotune.objectstore.clients import fsspec_filesystem
 
-        self.meter, self._path, self._key = Meter(), path, key
+        self.meter, self._path = Meter(), path
         self._params = params
         self._fs = fsspec_filesystem(target, self.meter)
         self._remote = target.fsspec_path(key)

@@ -35,6 +35,7 @@ class ObjectStoreBackend(SlabBackend):
 
         self.target = Target(storage, area=Path(scratch).name)
         self._root = Path(scratch)
+        self._listed: dict[Path, dict[str, int]] = {}
 
     def key(self, path: Path) -> str:
         """The object key (or prefix) for the runner's ``path``."""
@@ -47,7 +48,17 @@ class ObjectStoreBackend(SlabBackend):
         return []  # no local files: nothing to evict from the page cache
 
     def objects(self, path: Path) -> dict[str, int]:
-        """Every object under ``path``'s key, with its size (one untimed, unmetered listing)."""
+        """Every object under ``path``'s key, with its size (one untimed, unmetered listing).
+
+        Listed once after the write (by ``verify``) and kept until :meth:`remove`:
+        the sizes, the cold-read check of each full read and the removal all need
+        the same list, and a repeat's objects do not change once written.
+        """
+        if path not in self._listed:
+            self._listed[path] = self._list(path)
+        return self._listed[path]
+
+    def _list(self, path: Path) -> dict[str, int]:
         import obstore as obs
 
         key = self.key(path)
@@ -68,6 +79,7 @@ class ObjectStoreBackend(SlabBackend):
         import obstore as obs
 
         keys = list(self.objects(path))
+        self._listed.pop(path, None)
         if keys:
             obs.delete(self.target.obstore(retries=MAX_RETRIES), keys)
 
