@@ -151,7 +151,11 @@ class SearchSpec:
 
     ``budget`` counts trials, re-measurements included; ``budget_fraction`` (from
     ``25%``) is resolved against the space's applicable points when the search
-    starts (None and None: the whole space).  ``objective`` is a metric or weights
+    starts; ``budget_seconds`` (from ``2h``, ``30min``) is time on the machine,
+    the sum of the trials' measured wall times (all None: the whole space).
+    ``prior`` names earlier results that seed the search (warm start); ``focus``
+    the parameters explored first (a Darshan study's findings, in rank order).
+    ``objective`` is a metric or weights
     as ``iotune recommend`` takes them; ``parallel`` trials are asked at once (None:
     as many as the executor runs at once); ``remeasure`` is the share of the budget
     kept for re-measuring the leading candidates.
@@ -168,6 +172,10 @@ class SearchSpec:
     seed: int = 0
     parallel: int | None = None
     remeasure: float = 0.1
+    budget_seconds: float | None = None
+    prior: tuple[str, ...] = ()
+    focus: tuple[str, ...] = ()
+    early_stop: bool = True
 
     def key(self) -> dict[str, object]:
         """What decides which trials the search measures (the journal's digest).
@@ -184,6 +192,9 @@ class SearchSpec:
             # only when set, so searches from before these limits keep their digest
             **({"max_error": self.max_error} if self.max_error is not None else {}),
             **({"min_digits": self.min_digits} if self.min_digits is not None else {}),
+            **({"prior": list(self.prior)} if self.prior else {}),
+            **({"focus": list(self.focus)} if self.focus else {}),
+            **({} if self.early_stop else {"early_stop": False}),
         }
 
 

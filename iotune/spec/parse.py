@@ -26,6 +26,7 @@ from iotune.model.spec import (
     SPEC_VERSION,
     TOP_KEYS,
     MeasureSpec,
+    Parameter,
     ReadSpec,
     Sweep,
     Workload,
@@ -273,7 +274,9 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
             description=description,
             hints=hints if "hints" in data else {},
             baseline=parse_baseline(data.get("baseline"), parameters, workload),
-            search=parse_search(data["search"], metrics) if "search" in data else None,
+            search=parse_search(data["search"], metrics, _swept(parameters))
+            if "search" in data
+            else None,
             storage=storage,
             text=text,
             source=source,
@@ -321,3 +324,8 @@ def load_spec(path: str | Path) -> Sweep:
             source=str(path),
         ) from err
     return load_spec_text(text, source=str(path))
+
+
+def _swept(parameters: tuple[Parameter, ...]) -> tuple[str, ...]:
+    """The parameters with more than one value: what ``search.focus`` may name."""
+    return tuple(p.name for p in parameters if len(p.values) > 1)

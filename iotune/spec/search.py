@@ -4,12 +4,16 @@
 
     search:
       strategy: auto          # grid | random | tpe | gp | auto
-      budget: 25%             # trials (re-measurements included) or a share of the space
+      budget: 25%             # trials (re-measurements included), a share of the space,
+                              # or time on the machine: 30min, 2h (the trials' wall times)
       objective: read:timeseries   # or weights: write=1,read:spatial=2
       max_size: 64MiB         # constraints as iotune recommend takes them
       seed: 0
       parallel: 2             # trials asked at once (default: what the executor runs at once)
       remeasure: 10%          # share of the budget kept to re-measure the leaders
+      prior: [results/old-a]  # earlier results (grids or searches) to start from
+      focus: [chunks, codec]  # parameters explored first (iotune darshan writes it)
+      early_stop: true        # stop repeating a trial that is hopeless beyond noise
 
 Only ``iotune tune`` reads it (``strategy`` defaults to ``auto`` there; a spec
 without the section is searched with every default); ``iotune run`` measures
@@ -36,11 +40,19 @@ SEARCH_KEYS = (
     "seed",
     "parallel",
     "remeasure",
+    "prior",
+    "focus",
+    "early_stop",
 )
+#: the units a time budget may be given in, in seconds
+TIME_UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0, "hr": 3600.0}
 
 
-def parse_search(value: object, metrics: tuple[str, ...]) -> SearchSpec:
-    """Validate the ``search`` section; ``metrics`` are those the reads measure.
+def parse_search(
+    value: object, metrics: tuple[str, ...], swept: tuple[str, ...] = ()
+) -> SearchSpec:
+    """Validate the ``search`` section; ``metrics`` are those the reads measure,
+    ``swept`` the parameters with values to search (what ``focus`` may name).
 
     Raises
     ------
@@ -55,7 +67,7 @@ def parse_search(value: object, metrics: tuple[str, ...]) -> SearchSpec:
             "'gp' needs PyTorch for optuna's GPSampler, which is not installed "
             "(pip install torch); allowed without it: grid, random, tpe, auto",
         )
-    budget, fraction = _budget(data.get("budget"))
+    budget, fraction, seconds = _budget(data.get("budget"))
     limit = data.get("max_ratio_loss")
     if limit is not None and (
         isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 <= limit <= 1
@@ -76,15 +88,63 @@ def parse_search(value: object, metrics: tuple[str, ...]) -> SearchSpec:
         seed=integer(data.get("seed", 0), "search.seed"),
         parallel=None if parallel is None else integer(parallel, "search.parallel", minimum=1),
         remeasure=_remeasure(data.get("remeasure", SearchSpec.remeasure)),
+        budget_seconds=seconds,
+        prior=_names(data.get("prior"), "search.prior", "a list of results directories or files"),
+        focus=_focus(data.get("focus"), swept),
+        early_stop=_flag(data.get("early_stop", True), "search.early_stop"),
     )
 
 
-def _budget(value: object) -> tuple[int | None, float | None]:
+def _budget(value: object) -> tuple[int | None, float | None, float | None]:
     if value is None:
-        return None, None
+        return None, None, None
     if isinstance(value, str) and value.strip().endswith("%"):
-        return None, _fraction(value, "search.budget", upper=1.0)
-    return integer(value, "search.budget", minimum=2), None
+        return None, _fraction(value, "search.budget", upper=1.0), None
+    if isinstance(value, str) and value.strip()[-1:].isalpha():
+        return None, None, parse_duration(value, "search.budget")
+    return integer(value, "search.budget", minimum=2), None, None
+
+
+def parse_duration(value: str, path: str) -> float:
+    """``30min``, ``2h``, ``90s``, ``1.5h`` in seconds (more than 0)."""
+    text = value.strip().replace(" ", "")
+    unit = text.lstrip("0123456789.")
+    allowed = "allowed: trials (an integer), a share like 25%, or a time like 30min, 2h, 90s"
+    try:
+        number = float(text[: len(text) - len(unit)])
+    except ValueError:
+        raise fail(path, f"{value!r} is not a number of {unit or 'units'}; {allowed}") from None
+    if unit not in TIME_UNITS:
+        raise fail(path, f"{value!r}: unknown unit {unit!r}; {allowed}")
+    if not math.isfinite(number) or number <= 0:
+        raise fail(path, f"{value!r} is not more than 0; {allowed}")
+    return number * TIME_UNITS[unit]
+
+
+def _names(value: object, path: str, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) and v.strip() for v in items):
+        raise fail(path, f"{value!r}; allowed: {what}")
+    return tuple(v.strip() for v in items)
+
+
+def _focus(value: object, swept: tuple[str, ...]) -> tuple[str, ...]:
+    names = _names(value, "search.focus", "a list of swept parameter names")
+    for name in names:
+        if name not in swept:
+            raise fail(
+                "search.focus",
+                f"{name!r} is not a swept parameter; allowed: {', '.join(swept) or 'none'}",
+            )
+    return names
+
+
+def _flag(value: object, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise fail(path, f"{value!r}; allowed: true, false")
+    return value
 
 
 def _remeasure(value: object) -> float:
