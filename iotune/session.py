@@ -218,7 +218,7 @@ class Session:
         sweep = self.sweep
         return TrialTask(
             trial,
-            sweep.workload,
+            sweep.workload_at(trial.params.get("fidelity")),
             sweep.read,
             sweep.measure,
             str(self.root),

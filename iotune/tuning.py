@@ -89,7 +89,9 @@ def task_maker(sweep: Sweep, scratch: str) -> Callable[[Trial], TrialTask]:
 
     def make(trial: Trial) -> TrialTask:
         return TrialTask(
-            trial, sweep.workload, sweep.read, sweep.measure, scratch, sweep.execution.launcher
+            trial,
+            sweep.workload_at(trial.params.get("fidelity")),
+            sweep.read, sweep.measure, scratch, sweep.execution.launcher
         )
 
     return make

@@ -25,10 +25,18 @@ if TYPE_CHECKING:
 #: fsspec's file caches (``fsspec.caching``) a sweep may compare
 FSSPEC_CACHES = ("none", "bytes", "readahead", "blockcache", "first", "all", "background")
 Kind = Literal["size", "count", "enum", "shape", "name", "fraction"]
-Group = Literal["format", "cache", "parallel", "file system", "MPI", "object store"]
+Group = Literal["format", "cache", "parallel", "file system", "MPI", "object store", "workload"]
 Parser = Callable[[object, str, "Workload"], Any]
 KINDS: tuple[str, ...] = ("size", "count", "enum", "shape", "name", "fraction")
-GROUPS: tuple[str, ...] = ("format", "cache", "parallel", "file system", "MPI", "object store")
+GROUPS: tuple[str, ...] = (
+    "format",
+    "cache",
+    "parallel",
+    "file system",
+    "MPI",
+    "object store",
+    "workload",
+)
 
 
 @dataclass(frozen=True)
@@ -179,6 +187,17 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         "processes at once",
         parsers.count(1, 256),
         2,
+        generic=True,
+    ),
+    # the share of the workload a trial writes (Sweep.workload_at): a grid records
+    # cheap trials beside full-size ones; iotune tune climbs it as its rungs
+    ParameterDef(
+        "fidelity",
+        "fraction",
+        "workload",
+        "share of the workload",
+        parsers.parse_fidelity,
+        0.125,
         generic=True,
     ),
     # parallel I/O (the mpiio backend; IOR's vocabulary)

@@ -89,6 +89,14 @@ def parse_fraction(value: object, path: str, workload: Workload) -> float:
     return number
 
 
+def parse_fidelity(value: object, path: str, workload: Workload) -> float:
+    """A share of the workload in (0, 1]: 0.125 is an eighth of the time steps."""
+    number = parse_fraction(value, path, workload)
+    if number == 0:
+        raise fail(path, f"expected a share of the workload in (0, 1], got {value!r}")
+    return number
+
+
 def parse_quantize(value: object, path: str, workload: Workload) -> str:
     try:
         return quantize.parse(value).label

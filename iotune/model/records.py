@@ -77,8 +77,19 @@ class TrialResult:
     #: a failed library kept files open: the worker process must be replaced
     poisoned: bool = False
     #: why the repeats stopped, when the scheduler decided it (interleaved trials):
-    #: fixed, precision, max_repeats or interrupted; empty: decided inside the trial
+    #: fixed, precision, max_repeats or interrupted; empty: decided inside the trial;
+    #: stopped_early: the search stopped a hopeless trial after its first repeats
     stop: str = ""
+    #: wall time of the trial's work summed over its parts (repeats run one at a time);
+    #: 0: one piece of work, from ``started`` to ``ended``
+    busy_s: float = 0.0
+
+    @property
+    def seconds(self) -> float:
+        """What the trial cost in wall time (its writes, reads, launches, repeats)."""
+        if self.busy_s:
+            return self.busy_s
+        return max(0.0, self.ended - self.started) if self.ended else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from iotune.units import chunk_label
@@ -271,6 +272,25 @@ class Sweep:
     @property
     def swept(self) -> tuple[Parameter, ...]:
         return tuple(p for p in self.parameters if p.swept)
+
+    def workload_at(self, fidelity: float | None) -> Workload:
+        """The workload a trial at ``fidelity`` writes (None or 1: the whole of it).
+
+        A fraction of the steps along the first dimension (time, usually the
+        record dimension), never fewer than the longest chunk or shard along it
+        among the sweep's values, so every configuration keeps its chunk shape
+        at every fidelity and cheap trials rank like full-size ones as far as
+        they can.
+        """
+        if fidelity is None or fidelity >= 1:
+            return self.workload
+        floor = 1
+        for param in self.parameters:
+            if param.name in ("chunks", "shards"):
+                floor = max([floor, *(v[0] for v in param.values if isinstance(v, tuple))])
+        steps = max(floor, math.ceil(self.workload.shape[0] * fidelity))
+        steps = min(steps, self.workload.shape[0])
+        return replace(self.workload, shape=(steps, *self.workload.shape[1:]))
 
     def digest(self) -> str:
         """Hash of everything that changes what is measured (not name or text)."""

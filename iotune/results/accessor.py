@@ -378,6 +378,9 @@ class IotuneAccessor:
         ok = np.ones(npts, dtype=bool)
         if "status" in flat:
             ok &= flat["status"].transpose("point", ...).values.astype(str) == "ok"
+        if "fidelity" in flat.coords:  # cheap trials inform a search; only full size is picked
+            share = flat["fidelity"].transpose("point", ...).values.astype(float)
+            ok &= share >= np.nanmax(share)
         bounds = {m: intervals(flat, m) for m in weights}
         found = []
         for i, numbers in figures(values, weights, ok).items():

@@ -132,7 +132,12 @@ _POINT_VARS: dict[str, tuple[str | None, str]] = {
     "write_MiBps_ci_low": ("MiB/s", f"write throughput: lower {_INTERVAL}"),
     "write_MiBps_ci_high": ("MiB/s", f"write throughput: upper {_INTERVAL}"),
     "repeats_used": ("1", "timed repeats the trial ran (after its untimed warm-up)"),
-    "repeats_stop": (None, "why the repeats stopped: fixed, precision, max_repeats or interrupted"),
+    "repeats_stop": (
+        None,
+        "why the repeats stopped: fixed, precision, max_repeats, interrupted or stopped_early "
+        "(hopeless beyond noise after its first repeats: not a precise figure)",
+    ),
+    "trial_s": ("s", "the trial's wall time: writes, reads, launches and every repeat"),
     "file_bytes": ("bytes", "stored size"),
     "ratio": ("1", "compression ratio (raw/stored)"),
     "status": (None, "ok, failed, not_applicable or pending"),
@@ -189,6 +194,7 @@ def _empty(shape: tuple[int, ...], npat: int, nrep: int) -> dict[str, np.ndarray
     arrays["read_ops"] = np.full((*shape, npat), np.nan)
     arrays["file_bytes"] = np.full(shape, np.nan)
     arrays["repeats_used"] = np.full(shape, np.nan)
+    arrays["trial_s"] = np.full(shape, np.nan)
     for name in ("write_MiBps_ci_low", "write_MiBps_ci_high"):
         arrays[name] = np.full(shape, np.nan)
     for name in ("read_MiBps_ci_low", "read_MiBps_ci_high"):
@@ -272,6 +278,7 @@ def _fill_intervals(
         if interval is not None:
             arrays[low][where], arrays[high][where] = interval
     arrays["repeats_used"][index] = len(result.write)
+    arrays["trial_s"][index] = result.seconds if result.seconds > 0 else np.nan
     if result.stop:  # decided by the scheduler (interleaved trials)
         arrays["repeats_stop"][index] = result.stop
     elif not measure.adaptive:

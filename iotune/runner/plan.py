@@ -109,7 +109,7 @@ def _resolve(backend: str, given: dict[str, Any], sweep: Sweep):
         if k not in cls.parameters and k not in runner
     ]
     try:
-        effective, notes = cls.resolve(own, sweep.workload)
+        effective, notes = cls.resolve(own, sweep.workload_at(given.get("fidelity")))
     except NotApplicable as err:
         return err
     return {**effective, **generic}, [*notes, *foreign]

@@ -72,6 +72,7 @@ def merge(parts: Mapping[int, TrialResult]) -> TrialResult:
         stored=first.stored,
         started=min(p.started for p in ordered),
         ended=max(p.ended for p in ordered),
+        busy_s=sum(p.seconds for p in ordered),
     )
     for part in ordered:
         if part.status != "ok":
