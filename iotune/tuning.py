@@ -26,6 +26,7 @@ from iotune.runner.journal import Journal
 from iotune.runner.plan import MAX_TRIALS, grid_size
 from iotune.search.log import SEARCH_LOG, SearchLog
 from iotune.search.loop import Search
+from iotune.search.prior import Prior, load_priors
 from iotune.search.replay import ReplayMeasurer
 from iotune.search.results import search_dataset
 from iotune.search.space import ESTIMATE_SAMPLES, Resolved, Space
@@ -91,21 +92,45 @@ def task_maker(sweep: Sweep, scratch: str) -> Callable[[Trial], TrialTask]:
         return TrialTask(
             trial,
             sweep.workload_at(trial.params.get("fidelity")),
-            sweep.read, sweep.measure, scratch, sweep.execution.launcher
+            sweep.read,
+            sweep.measure,
+            scratch,
+            sweep.execution.launcher,
         )
 
     return make
 
 
-def replay_outcome(sweep: Sweep, grid: xr.Dataset, *, measurer: ReplayMeasurer | None = None):
-    """Run the search of ``sweep`` answered from the recorded ``grid``; its Outcome."""
+def replay_outcome(
+    sweep: Sweep,
+    grid: xr.Dataset,
+    *,
+    measurer: ReplayMeasurer | None = None,
+    prior: Sequence[Prior] | None = None,
+):
+    """Run the search of ``sweep`` answered from the recorded ``grid``; its Outcome.
+
+    ``prior`` (loaded earlier results) replaces those the spec's ``search.prior`` names.
+
+    Raises
+    ------
+    UsageError
+        A time budget on a grid that recorded no trial times.
+    """
     assert sweep.search is not None
+    if sweep.search.budget_seconds is not None and "trial_s" not in grid:
+        raise UsageError(
+            "search.budget: a time budget needs the grid's trial times (trial_s), which "
+            "this grid does not record; allowed: a budget in trials or a share like 25%"
+        )
+    goal = goal_of(sweep, sweep.search)
     search = Search(
         sweep,
-        goal=goal_of(sweep, sweep.search),
+        goal=goal,
         measurer=measurer or ReplayMeasurer(grid, seed=sweep.search.seed),
         task=task_maker(sweep, "replay"),
         parallel=sweep.search.parallel or 1,
+        prior=prior if prior is not None else load_priors(sweep.search.prior, sweep, goal.weights),
     )
     return search.run()
 
@@ -126,12 +151,13 @@ class ExecutorMeasurer:
 
     def __init__(self, executor: Any, journal: Journal, bar: Any, on_result: Any) -> None:
         self.executor, self.journal, self.bar, self.on_result = executor, journal, bar, on_result
+        self.timed = False  # the bar counts seconds (a time budget), not trials
 
     def measure(self, tasks: Sequence[TrialTask]) -> Iterator[TrialResult]:
         for result in self.executor.map(tasks):
             self.journal.append(result)
             if self.bar is not None:
-                self.bar.update(1)
+                self.bar.update(round(result.seconds) if self.timed else 1)
                 if result.status != "ok":
                     self.bar.write(f"trial {result.id} failed: {result.error}")
             if self.on_result is not None:
@@ -172,6 +198,8 @@ def run_search(
 ) -> xr.Dataset:
     """Measure the search of ``sweep`` for real; results in ``out`` (journal, log, results)."""
     assert sweep.search is not None
+    goal = goal_of(sweep, sweep.search)
+    priors = load_priors(sweep.search.prior, sweep, goal.weights)  # refused before anything runs
     session = Session(
         sweep,
         out=out,
@@ -189,18 +217,23 @@ def run_search(
             measurer = ExecutorMeasurer(executor, journal, None, on_result)
             search = Search(
                 sweep,
-                goal=goal_of(sweep, sweep.search),
+                goal=goal,
                 measurer=measurer,
                 task=session.task,
                 parallel=_parallel(sweep),
                 log=log.append,
                 earlier=(log.records, journal.done),
+                prior=priors,
             )
             session.results_from(
                 lambda: search_dataset(sweep, search.out, provenance=session.provenance)
             )
+            measurer.timed = search.out.limit.seconds is not None
+            done = sum(r.seconds for r in journal.done.values()) if measurer.timed else 0
+            unit = "s" if measurer.timed else "trial"
+            total = round(search.out.budget)
             bar = session.progress(
-                search.out.budget, len(journal.done), unit="trial", enabled=progress
+                total, round(done) or len(journal.done), unit=unit, enabled=progress
             )
             measurer.bar = bar
             search.run()

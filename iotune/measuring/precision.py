@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
-from iotune.model.records import TrialResult
+from iotune.model.records import EarlyStop, TrialResult
 from iotune.model.spec import MeasureSpec
 
 CONFIDENCE = 0.95
@@ -68,21 +68,43 @@ def precise(result: TrialResult, precision: float) -> bool:
     return all(relative_half_width(v) <= precision for v in series(result).values())
 
 
-def repeat_indices(measure: MeasureSpec, result: TrialResult) -> Iterator[int]:
+def repeat_indices(
+    measure: MeasureSpec, result: TrialResult, early_stop: EarlyStop | None = None
+) -> Iterator[int]:
     """Indices of the timed repeats to run, deciding after each one whether to go on.
 
     ``result`` must have each repeat's figures appended before the next index
-    is asked for.
+    is asked for.  With ``early_stop`` (a search's), a trial hopeless after its
+    first repeats stops there, marked ``stopped_early``.
     """
-    if not measure.adaptive:
-        yield from range(measure.repeats)
-        return
     n = 0
-    while n < measure.max_repeats and (
-        n < MIN_AUTO_REPEATS or not precise(result, measure.precision)
+    while n < (measure.repeats if not measure.adaptive else measure.max_repeats) and (
+        not measure.adaptive or n < MIN_AUTO_REPEATS or not precise(result, measure.precision)
     ):
+        if early_stop is not None and hopeless(result, early_stop):
+            result.stop = "stopped_early"
+            return
         yield n
         n += 1
+
+
+def repeat_log_scores(result: TrialResult, weights: Mapping[str, float]) -> list[float]:
+    """Each repeat's log score: the weighted mean of its metrics' log MiB/s."""
+    found = series(result)
+    if any(not found.get(m) for m in weights):
+        return []
+    n = min(len(found[m]) for m in weights)
+    total = sum(weights.values())
+    return [
+        sum(w * math.log(max(found[m][i], 1e-300)) for m, w in weights.items()) / total
+        for i in range(n)
+    ]
+
+
+def hopeless(result: TrialResult, rule: EarlyStop) -> bool:
+    """Whether ``result``'s best repeat so far is below ``rule.bar`` (after ``rule.after``)."""
+    scores = repeat_log_scores(result, dict(rule.weights))
+    return len(scores) >= rule.after and max(scores) < rule.bar
 
 
 def batches(measure: MeasureSpec, result: TrialResult) -> Iterator[int]:

@@ -46,6 +46,21 @@ class Trial:
 
 
 @dataclass(frozen=True)
+class EarlyStop:
+    """When a search stops repeating a trial: hopeless beyond noise after ``after`` repeats.
+
+    ``bar`` is a log score (the weighted mean of each metric's log MiB/s, weights
+    ``weights``): the trial stops when even its best repeat scores below it.
+    The search sets the bar from the leader at the same fidelity, less the
+    run's noise, so a trial that could still tie the leader runs every repeat.
+    """
+
+    weights: tuple[tuple[str, float], ...]
+    bar: float
+    after: int = 2
+
+
+@dataclass(frozen=True)
 class TrialTask:
     """Everything a worker needs to run one trial."""
 
@@ -58,6 +73,8 @@ class TrialTask:
     launcher: str | None = None
     #: the object store trials write to (their keys mirror ``scratch``); None: local files
     storage: StorageSpec | None = None
+    #: a search's rule for stopping a hopeless trial's repeats early; None: never
+    early_stop: EarlyStop | None = None
 
 
 @dataclass

@@ -47,7 +47,7 @@ def run_trial(task: TrialTask) -> TrialResult:
         else:
             assert isinstance(backend, SlabBackend)
             warm_up(task, backend, workdir)
-            for repeat in precision.repeat_indices(task.measure, result):
+            for repeat in precision.repeat_indices(task.measure, result, task.early_stop):
                 steps.one_repeat(task, backend, workdir / f"r{repeat}{backend.suffix}", result)
     except Exception as err:  # a trial must never stop the sweep
         result.status, result.error = "failed", one_line(err) + _storage_hint(workdir)

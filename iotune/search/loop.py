@@ -1,8 +1,13 @@
 """The search loop: ask a batch, measure it, tell the sampler, re-measure the leaders.
 
-Budget: every trial dispatched counts, re-measurements included.  The search
-explores (the strategy's sampler proposes new configurations) until only
-``remeasure`` of the budget is left, then races: the best pooled score is
+Budget (:mod:`iotune.search.budget`): trials dispatched, re-measurements
+included, or their wall time.  Earlier results (``search.prior``) are measured
+first and then seed the sampler (:mod:`iotune.search.prior`); with fidelity
+rungs new configurations start cheap and the best climb to full size
+(:mod:`iotune.search.fidelity`); a trial hopeless beyond noise after its first
+repeats stops repeating (``stopped_early``).  The search
+explores (the strategy's sampler proposes new configurations, promotions
+first) until only ``remeasure`` of the budget is left, then races: the best pooled score is
 measured again until it has :data:`~iotune.search.state.CONFIRM` measurements
 and its repeats beat every other configuration's beyond noise (one-sided
 Mann-Whitney), or the budget is gone.  A race settled early gives its budget
@@ -23,8 +28,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from iotune.model.records import Trial, TrialResult, TrialTask
+from iotune.model.records import EarlyStop, Trial, TrialResult, TrialTask
 from iotune.model.spec import SearchSpec, Sweep
+from iotune.search.budget import Budget
+from iotune.search.fidelity import Ladder
+from iotune.search.prior import SEEDS, Prior, PriorPoint, calibrate
 from iotune.search.space import Resolved, Space
 from iotune.search.state import CONFIRM, Goal, State, Visit
 from iotune.search.strategies import Proposer
@@ -41,10 +49,16 @@ class Step:
 
     id: str
     visit: Visit
-    kind: str  # explore | remeasure
+    kind: str  # explore | prior | promote | remeasure
     handle: Any = None  # the sampler's trial
     score: float = math.nan  # this trial's own log score
     leader: int = -1  # the visit leading once this trial was told
+    result: TrialResult | None = None
+
+    @property
+    def seconds(self) -> float:
+        """What the trial cost (0 until measured)."""
+        return self.result.seconds if self.result is not None else 0.0
 
 
 @dataclass
@@ -52,24 +66,33 @@ class Outcome:
     """What a search did: its visits, its trials in order, and its pick."""
 
     search: SearchSpec
-    budget: int
+    limit: Budget
     space_size: int
     applicable: int
     state: State
+    ladder: Ladder
     steps: list[Step] = field(default_factory=list)
+    #: earlier results that seeded the search: what each was and how it was scaled
+    prior: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def budget(self) -> float:
+        """The budget in its unit (:attr:`limit`'s: trials or seconds)."""
+        return self.limit.total
+
+    @property
+    def spent(self) -> float:
+        """What the trials cost, in the budget's unit."""
+        return self.limit.used(self.steps)
+
+    @property
+    def seconds(self) -> float:
+        """Wall time of every trial measured."""
+        return sum(s.seconds for s in self.steps)
 
     @property
     def recommended(self) -> Visit | None:
         return self.state.leader()
-
-
-def resolve_budget(search: SearchSpec, applicable: int) -> int:
-    """Trials the search may run: the budget, a share of the applicable points, or all."""
-    if search.budget is not None:
-        return search.budget
-    if search.budget_fraction is not None:
-        return max(2, math.ceil(search.budget_fraction * applicable))
-    return applicable
 
 
 class Search:
@@ -85,6 +108,8 @@ class Search:
         Called with each asked trial's record before it runs (the search log).
     earlier
         An earlier run's log records and journal results, to resume from.
+    prior
+        Earlier results (``search.prior``), scored on their own scales.
     """
 
     def __init__(
@@ -97,20 +122,26 @@ class Search:
         parallel: int = 1,
         log: Callable[[dict[str, Any]], None] | None = None,
         earlier: tuple[list[dict[str, Any]], Mapping[str, TrialResult]] = ([], {}),
+        prior: Sequence[Prior] = (),
     ) -> None:
         assert sweep.search is not None
+        search = sweep.search
         self.space = Space(sweep)
-        applicable = self.space.applicable_estimate(seed=sweep.search.seed)
-        budget = resolve_budget(sweep.search, applicable)
-        self.out = Outcome(sweep.search, budget, self.space.size, applicable, State(goal))
-        self.proposer = Proposer(
-            sweep.search.strategy, seed=sweep.search.seed, budget=budget, space=self.space
-        )
-        self.rng = np.random.default_rng(sweep.search.seed)
+        applicable = self.space.applicable_estimate(seed=search.seed)
+        budget = Budget.of(search, applicable)
+        ladder = Ladder(self.space.rungs or (None,))
+        state = State(goal, top=self.space.top)
+        self.out = Outcome(search, budget, self.space.size, applicable, state, ladder)
+        guess = budget.trials or max(10, applicable // 5)  # start-up trials for a time budget
+        self.proposer = Proposer(search.strategy, seed=search.seed, budget=guess, space=self.space)
+        self.rng = np.random.default_rng(search.seed)
         self.measurer, self.task, self.log = measurer, task, log
         self.parallel = max(1, parallel)
-        self.reserve = math.ceil(sweep.search.remeasure * budget)
         self.exhausted = False
+        self.repeats = sweep.measure.repeats if not sweep.measure.adaptive else 0
+        self.focus = _focus_plan(sweep, self.space)
+        self.prior = list(prior)
+        self._seeds = [p.points[i] for i in range(SEEDS) for p in self.prior if i < len(p.points)]
         self._earlier = earlier
 
     def run(self) -> Outcome:
@@ -119,8 +150,12 @@ class Search:
         while pending:
             self._measure(pending[: self.parallel])
             pending = pending[self.parallel :]
-        while len(self.out.steps) < self.out.budget:
-            batch = self._next_batch(min(self.parallel, self.out.budget - len(self.out.steps)))
+        while not self.out.limit.done(self.out.steps):
+            self._reseed()
+            k = self.parallel
+            if self.out.limit.trials is not None:
+                k = min(k, self.out.limit.trials - len(self.out.steps))
+            batch = self._next_batch(k)
             if not batch:
                 break
             for step in batch:
@@ -131,32 +166,58 @@ class Search:
     # --- choosing trials ----------------------------------------------------------
 
     def _next_batch(self, k: int) -> list[Step]:
-        explore = max(0, self.out.budget - self.reserve - len(self.out.steps))
-        steps: list[Step] = []
-        self._fill(steps, min(k, explore))
+        limit, steps = self.out.limit, list[Step]()
+        self._fill(steps, limit.explore_slots(self.out.steps, k))
         if len(steps) < k:
             chosen = {s.visit.trial.id for s in steps}
             picks = [v for v in self.out.state.to_remeasure(k) if v.trial.id not in chosen]
             steps += [self._step(v, "remeasure") for v in picks[: k - len(steps)]]
+        if not steps and self.out.state.leader() is None:  # nothing at full size yet
+            push = self.out.ladder.best_below(self.out.state, self._taken())
+            steps = [self._promoted(*push)] if push is not None else []
         if not steps:  # the race is settled: explore, keeping room to confirm a new leader
-            left = self.out.budget - len(self.out.steps)
-            room = min(k, max(0, left - (CONFIRM - 1))) if self.reserve else k
+            confirm = (CONFIRM - 1) * (self._full_cost() if limit.seconds else 1)
+            room = limit.room_after(self.out.steps, k, confirm) if limit.remeasure else k
             self._fill(steps, room)
-        if not steps and self.reserve:  # no room to explore: confirm the leader further
+        if not steps and limit.remeasure:  # no room to explore: confirm the leader further
             leader = self.out.state.leader()
             steps = [self._step(leader, "remeasure")] if leader is not None else []
         return steps
 
     def _fill(self, steps: list[Step], k: int) -> None:
+        promotions = self.out.ladder.promotions(self.out.state, self._taken())
+        while len(steps) < k and promotions:
+            steps.append(self._promoted(*promotions.pop(0)))
+        while len(steps) < k and self._seeds:
+            step = self._seeded(self._seeds.pop(0))
+            if step is not None:
+                steps.append(step)
         while len(steps) < k and not self.exhausted:
             step = self._explore({s.visit.trial.id for s in steps})
             if step is None:
                 return
             steps.append(step)
 
+    def _taken(self) -> set[tuple]:
+        """Each configuration at each fidelity asked so far."""
+        return {(v.config, v.fidelity) for v in self.out.state.visits.values()}
+
+    def _promoted(self, visit: Visit, fidelity: float) -> Step:
+        found = self.space.resolve({**visit.coords, "fidelity": fidelity})
+        assert isinstance(found, Resolved)  # a configuration applies at every fidelity
+        return self._step(self.out.state.visit(found.coords, found.trial), "promote")
+
+    def _seeded(self, point: PriorPoint) -> Step | None:
+        found = self.space.resolve({**point.coords, "fidelity": self.out.ladder.entry})
+        if isinstance(found, str) or found.trial.id in self.out.state.visits:
+            return None
+        return self._step(self.out.state.visit(found.coords, found.trial), "prior")
+
     def _explore(self, batch: set[str]) -> Step | None:
         skip = set(self.out.state.visits) | batch
-        asked = self.proposer.ask(skip)
+        explored = sum(1 for s in self.out.steps if s.kind == "explore")
+        fixed = self.focus if explored < self.focus_trials else None
+        asked = self.proposer.ask(skip, at=self.out.ladder.entry, fixed=fixed)
         handle = None
         if asked is None:
             found = self._draw(skip)
@@ -169,14 +230,21 @@ class Search:
         step.handle = handle
         return step
 
+    @property
+    def focus_trials(self) -> int:
+        """Explorations that vary only the focus parameters (a Darshan study's findings)."""
+        return self.proposer.startup if self.focus else 0
+
     def _draw(self, skip: set[str]) -> Resolved | None:
         """A random applicable point not yet measured, or None when there is none."""
+        at = {"fidelity": self.out.ladder.entry} if self.space.rungs else {}
         if self.space.size <= 10_000:
-            fresh = [r for r in map(self.space.resolve, self.space.iterate()) if _new(r, skip)]
+            points = (self.space.resolve({**p, **at}) for p in self.space.iterate())
+            fresh = [r for r in points if _new(r, skip)]
             pick = fresh[int(self.rng.integers(len(fresh)))] if fresh else None
             return pick if isinstance(pick, Resolved) else None
         for _ in range(1000):
-            found = self.space.resolve(self.space.random_point(self.rng))
+            found = self.space.resolve({**self.space.random_point(self.rng), **at})
             if isinstance(found, Resolved) and _new(found, skip):
                 return found
         return None
@@ -190,28 +258,68 @@ class Search:
         if self.log is not None:
             self.log({"id": step.id, "kind": step.kind, "coords": step.visit.coords})
 
+    def _full_cost(self) -> float:
+        """A full-size trial's typical wall time so far (0 before the first)."""
+        top = self.out.state.top
+        costs = [s.seconds for s in self.out.steps if s.result and s.visit.fidelity == top]
+        return float(np.median(costs)) if costs else 0.0
+
     # --- measuring and telling ---------------------------------------------------
 
     def _measure(self, steps: list[Step]) -> None:
         by_id = {s.id: s for s in steps}
-        tasks = [self.task(dataclasses.replace(s.visit.trial, id=s.id)) for s in steps]
+        tasks = [self._task(s) for s in steps]
         for result in self.measurer.measure(tasks):
             self._tell(by_id[result.id], result)
+
+    def _task(self, step: Step) -> TrialTask:
+        task = self.task(dataclasses.replace(step.visit.trial, id=step.id))
+        if step.kind == "remeasure" or not self.out.search.early_stop or self.repeats <= 2:
+            return task
+        bar = self.out.state.stop_bar(step.visit.fidelity)
+        if bar is None:
+            return task
+        weights = tuple(self.out.state.goal.weights.items())
+        return dataclasses.replace(task, early_stop=EarlyStop(weights, bar))
 
     def _tell(self, step: Step, result: TrialResult) -> None:
         goal = self.out.state.goal
         step.visit.results.append(result)
+        step.result = result
         step.score = goal.score([result]) if result.status == "ok" else math.nan
         over = 0.0
         if "max_size" in goal.limits and result.file_bytes is not None:
             over = float(result.file_bytes - goal.limits["max_size"])
-        if step.kind == "explore":
-            if step.handle is not None:
-                self.proposer.tell(step.handle, step.score, over_size=over)
-            else:
-                self.proposer.add(step.visit.coords, step.score, over_size=over)
+        if step.kind == "explore" and step.handle is not None:
+            self.proposer.tell(step.handle, step.score, over_size=over)
+        elif step.kind in ("explore", "prior"):
+            self.proposer.add(step.visit.coords, step.score, over_size=over)
+        at_top = step.visit.fidelity == self.out.state.top
+        if at_top and self.out.ladder.check(self.out.state):  # low fidelity dropped
+            self.proposer.reseed(self._told(), [])  # the sampler learns full size only
         leader = self.out.state.leader()
         step.leader = -1 if leader is None else leader.index
+
+    def _told(self) -> list[tuple[dict[str, Any], float]]:
+        """What the sampler should know: every scored visit at the entry fidelity."""
+        at = self.out.ladder.entry
+        return [
+            (v.coords, self.out.state.goal.score(v.ok))
+            for v in self.out.state.visits.values()
+            if v.ok and v.fidelity == at
+        ]
+
+    def _reseed(self) -> None:
+        """Once every seed of the prior is measured, tell the sampler the prior, scaled."""
+        if not self.prior or self._seeds:
+            return
+        told = self._told()
+        self.out.prior = calibrate(self.prior, self.out.state, self.out.ladder.entry)
+        scaled = [(p.coords, p.score + r["offset"]) for r in self.out.prior for p in r["points"]]
+        for record in self.out.prior:
+            del record["points"]
+        self.proposer.reseed(told, scaled)
+        self.prior = []
 
     def _resume(self, records: list[dict[str, Any]], done: Mapping[str, TrialResult]) -> list[Step]:
         """Take an earlier run's trials from its log: finished ones told, the rest to rerun."""
@@ -223,6 +331,8 @@ class Search:
             visit = self.out.state.visit(found.coords, found.trial)
             step = Step(record["id"], visit, record["kind"])
             self.out.steps.append(step)
+            if record["kind"] == "prior":
+                self._seeds = [p for p in self._seeds if not _same(p, visit)]
             if record["id"] in done:
                 self._tell(step, done[record["id"]])
             else:
@@ -232,3 +342,22 @@ class Search:
 
 def _new(found: Resolved | str, skip: set[str]) -> bool:
     return not isinstance(found, str) and found.trial.id not in skip
+
+
+def _same(point: PriorPoint, visit: Visit) -> bool:
+    return all(str(visit.coords.get(k)) == str(v) for k, v in point.coords.items())
+
+
+def _focus_plan(sweep: Sweep, space: Space) -> dict[str, Any] | None:
+    """Values that hold still while the focus parameters are explored first: the
+    spec's ``baseline`` (the application's settings), else each parameter's first."""
+    assert sweep.search is not None
+    focus = set(sweep.search.focus)
+    if not focus:
+        return None
+    held = {}
+    for dim in space.dims:
+        if dim.name not in focus:
+            wanted = sweep.baseline.get(dim.name)
+            held[dim.name] = wanted if wanted in dim.labels else dim.labels[0]
+    return held

@@ -4,7 +4,10 @@ Each trial the search asks for is answered from that configuration's recorded
 repeats in a grid's results (an ordinary ``iotune run`` results.nc): as many
 repeats as were recorded, drawn with replacement, seeded by the search's seed
 and the trial's id, so a replay is reproducible and a re-measurement sees fresh
-draws.  Write and read figures of a repeat stay together, as a real repeat's do.
+draws.  Each answer costs the wall time the grid recorded for that
+configuration at that fidelity (``trial_s``), pro rata when the search's rule
+stops the repeats early, so a time budget is spent as it would have been.
+Write and read figures of a repeat stay together, as a real repeat's do.
 The point is matched by trial id (the hash of the effective parameters), so a
 search over the grid's own spec finds every applicable point.
 """
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.errors import ResultsError
+from iotune.measuring.precision import hopeless
 from iotune.model.records import TrialResult, TrialTask
 from iotune.results.lossy import ERRORS
 
@@ -56,7 +60,8 @@ class ReplayMeasurer:
         self.arrays = {
             n: _points(flat, n) for n in (*_WRITE.values(), *_READ.values()) if n in flat
         }
-        names = ("file_bytes", "status", "error", "read_bytes", "read_ops", "read_cache")
+        names: tuple[str, ...] = ("file_bytes", "status", "error", "read_bytes", "read_ops")
+        names += ("read_cache", "trial_s", "ratio")
         for name in (*names, *ERRORS):
             if name in flat:
                 self.arrays[name] = _points(flat, name)
@@ -80,15 +85,31 @@ class ReplayMeasurer:
         digest = int(hashlib.sha256(trial.id.encode()).hexdigest()[:12], 16)
         rng = np.random.default_rng([self.seed, digest])
         drawn = rng.choice(good, size=good.size, replace=True)
+        result = self._result(trial.id, i, drawn)
+        if task.early_stop is not None:
+            for n in range(1, drawn.size):
+                part = self._result(trial.id, i, drawn[:n])
+                if hopeless(part, task.early_stop):
+                    result, part.stop = part, "stopped_early"
+                    break
+        # the recorded wall time of this configuration at this fidelity, per repeat run
+        seconds = float(self.arrays.get("trial_s", np.full(i + 1, np.nan))[i])
+        result.busy_s = seconds * len(result.write) / drawn.size if np.isfinite(seconds) else 0.0
+        return result
+
+    def _result(self, trial_id: str, i: int, drawn: np.ndarray) -> TrialResult:
         write = [{k: float(self.arrays[v][i][r]) for k, v in _WRITE.items()} for r in drawn]
         reads = {p: self._reads(i, j, drawn) for j, p in enumerate(self.patterns)}
+        stored = int(self.arrays["file_bytes"][i])
+        ratio = float(self.arrays["ratio"][i]) if "ratio" in self.arrays else math.nan
         return TrialResult(
-            trial.id,
+            trial_id,
             "ok",
             write=write,
             reads={p: runs for p, runs in reads.items() if runs},
-            file_bytes=int(self.arrays["file_bytes"][i]),
-            raw_bytes=self.raw_bytes,
+            file_bytes=stored,
+            # each point's own raw size: a grid may hold several fidelities
+            raw_bytes=round(ratio * stored) if math.isfinite(ratio) else self.raw_bytes,
             stored=self._errors(i),
         )
 

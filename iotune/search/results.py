@@ -57,6 +57,9 @@ def pooled(visit: Visit) -> TrialResult:
         reads=reads,
         started=min(r.started for r in ok),
         ended=max(r.ended for r in ok),
+        busy_s=sum(r.seconds for r in visit.results),
+        # one trial stopped early makes the pooled figure less precise than its count says
+        stop="stopped_early" if any(r.stop == "stopped_early" for r in ok) else ok[0].stop,
     )
 
 
@@ -74,7 +77,7 @@ def search_dataset(
     points = tuple(GridPoint({"point": v.index}, v.trial.id) for v in visits)
     plan = Plan(wide, ("point",), {"point": tuple(range(len(visits)))}, points, _trials(visits))
     ds = to_dataset(plan, done, provenance=provenance)
-    names = list(Space(sweep).names)
+    names = list(Space(sweep).coord_names)
     ds = ds.assign_coords({n: ("point", [v.coords[n] for v in visits]) for n in names})
     for name in names:  # units and labels from the registry, as a grid's coordinates have
         if name in PARAMETERS:
@@ -121,7 +124,10 @@ def _order(outcome: Outcome) -> dict[str, Any]:
 def _attrs(sweep: Sweep, outcome: Outcome, names: list[str]) -> dict[str, Any]:
     search = outcome.search
     best = outcome.recommended
-    values = {d.name: [_json(v) for v in d.labels] for d in Space(sweep).dims}
+    space = Space(sweep)
+    values = {d.name: [_json(v) for v in d.labels] for d in space.dims}
+    if space.rungs:
+        values["fidelity"] = list(space.rungs)
     return {
         "layout": "sparse",
         "swept": " ".join(names),

@@ -62,11 +62,19 @@ class Resolved:
 
 
 class Space:
-    """The swept parameters of ``sweep`` as a space to sample, lazily."""
+    """The swept parameters of ``sweep`` as a space to sample, lazily.
+
+    A swept ``fidelity`` is not a dimension to sample but the search's rungs
+    (:attr:`rungs`, smallest first): a point's coordinates carry the fidelity it
+    is measured at, its dimensions say the configuration.
+    """
 
     def __init__(self, sweep: Sweep) -> None:
         self.sweep = sweep
-        dims = [Dimension(p.name, p.values, p.labels()) for p in sweep.swept]
+        swept = [p for p in sweep.swept if p.name != "fidelity"]
+        rungs = next((p.values for p in sweep.swept if p.name == "fidelity"), ())
+        self.rungs: tuple[float, ...] = tuple(sorted(float(v) for v in rungs))
+        dims = [Dimension(p.name, p.values, p.labels()) for p in swept]
         if len(sweep.backends) > 1:
             dims.insert(0, Dimension("backend", sweep.backends, sweep.backends))
         self.dims = tuple(dims)
@@ -79,13 +87,29 @@ class Space:
         return tuple(d.name for d in self.dims)
 
     @property
+    def coord_names(self) -> tuple[str, ...]:
+        """A visited point's coordinates: the dimensions, and ``fidelity`` with rungs."""
+        return (*self.names, "fidelity") if self.rungs else self.names
+
+    @property
+    def top(self) -> float | None:
+        """The fidelity a recommendation is measured at (None: no rungs)."""
+        return self.rungs[-1] if self.rungs else None
+
+    def at(self, found: Resolved, fidelity: float | None) -> Resolved | str:
+        """The same configuration measured at ``fidelity``."""
+        return self.resolve({**found.coords, "fidelity": fidelity})
+
+    @property
     def size(self) -> int:
         """Grid points (applicable or not)."""
         return math.prod(len(d.values) for d in self.dims)
 
     def resolve(self, coords: dict[str, Any]) -> Resolved | str:
         """The trial measuring the point ``coords`` (labels), or why it does not apply."""
-        key = tuple(coords[n] for n in self.names)
+        if self.rungs:
+            coords = {**coords, "fidelity": float(coords.get("fidelity", self.rungs[-1]))}
+        key = tuple(coords[n] for n in self.coord_names)
         if key not in self._cache:
             outcome = self._resolve(coords)
             if isinstance(outcome, Resolved):
@@ -99,6 +123,8 @@ class Space:
         for dim in self.dims:
             if dim.name != "backend":
                 given[dim.name] = dim.values[dim.labels.index(coords[dim.name])]
+        if self.rungs:
+            given["fidelity"] = coords["fidelity"]
         outcome = _resolve(backend, given, self.sweep)
         if isinstance(outcome, NotApplicable):
             return str(outcome)
@@ -148,7 +174,7 @@ class Space:
         for _ in range(ESTIMATE_SAMPLES):
             point = self.random_point(rng)
             found = self.resolve(point)
-            own += isinstance(found, Resolved) and _ok(found) and found.coords == point
+            own += isinstance(found, Resolved) and all(found.coords[n] == point[n] for n in point)
         return max(1, round(self.size * own / ESTIMATE_SAMPLES))
 
     def iterate(self):

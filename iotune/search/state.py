@@ -46,6 +46,22 @@ class Visit:
         """Measurements that succeeded."""
         return len(self.ok)
 
+    @property
+    def fidelity(self) -> float | None:
+        """The share of the workload it was measured at (None: no fidelity rungs)."""
+        value = self.coords.get("fidelity")
+        return None if value is None else float(value)
+
+    @property
+    def config(self) -> tuple:
+        """The configuration without its fidelity: the same at every rung."""
+        return tuple(sorted((k, str(v)) for k, v in self.coords.items() if k != "fidelity"))
+
+    @property
+    def seconds(self) -> float:
+        """Wall time its trials took."""
+        return sum(r.seconds for r in self.results)
+
 
 @dataclass(frozen=True)
 class Goal:
@@ -98,9 +114,11 @@ class Goal:
 class State:
     """Every visit of a search, by trial id, in the order first visited."""
 
-    def __init__(self, goal: Goal, *, alpha: float = 0.05) -> None:
+    def __init__(self, goal: Goal, *, alpha: float = 0.05, top: float | None = None) -> None:
         self.goal = goal
         self.alpha = alpha
+        #: the fidelity a pick must be measured at (None: no rungs)
+        self.top = top
         self.visits: dict[str, Visit] = {}
 
     def visit(self, coords: dict[str, Any], trial: Trial) -> Visit:
@@ -117,11 +135,14 @@ class State:
         ]
         return max(ratios, default=0.0)
 
-    def ranked(self) -> list[tuple[float, Visit]]:
-        """Feasible visits with a score, best pooled score first."""
+    def ranked(self, fidelity: float | None = None) -> list[tuple[float, Visit]]:
+        """Feasible visits with a score at ``fidelity`` (default: the top), best first."""
+        at = self.top if fidelity is None else fidelity
         best_ratio = self._best_ratio()
         found = []
         for visit in self.visits.values():
+            if visit.fidelity != at:
+                continue
             if self.goal.feasible(visit, best_ratio):
                 value = self.goal.score(visit.ok)
                 if not math.isnan(value):
@@ -135,6 +156,29 @@ class State:
             return None
         need = min(CONFIRM, max(v.measured for _s, v in ranked))
         return next(v for _s, v in ranked if v.measured >= need)
+
+    def stop_bar(self, fidelity: float | None) -> float | None:
+        """The log score a trial at ``fidelity`` must reach with its best repeat.
+
+        The worst repeat of the best visit at that fidelity, less the run's noise
+        (the median spread, IQR of log scores, of the visits there): a trial whose
+        best repeat is below it cannot tie the leader beyond noise.  None before
+        a leader with two repeats.
+        """
+        ranked = self.ranked(fidelity)
+        if not ranked:
+            return None
+        mine = self.goal.repeat_scores(ranked[0][1].ok)
+        if mine.size < 2:
+            return None
+        spreads = []
+        for _score, visit in ranked:
+            scores = self.goal.repeat_scores(visit.ok)
+            if scores.size >= 3:
+                q1, q3 = np.percentile(scores, [25, 75])
+                spreads.append(q3 - q1)
+        noise = float(np.median(spreads)) if spreads else 0.0
+        return float(np.min(mine)) - noise
 
     def to_remeasure(self, k: int) -> list[Visit]:
         """Up to ``k`` visits to measure again so the pick is sure beyond noise.

@@ -59,7 +59,33 @@ def distributions(space: Space) -> dict[str, Any]:
     return found
 
 
-def make_sampler(strategy: str, *, seed: int, budget: int, space: Space) -> Any:
+#: how much a point of earlier results (``search.prior``) counts next to a new measurement
+PRIOR_WEIGHT = 0.5
+
+
+class PriorWeights:
+    """TPE's observation weights with the prior's points counting :data:`PRIOR_WEIGHT`.
+
+    TPE weighs the observations of each of its two groups in trial order; the
+    prior's points are added first, so the oldest ``share`` of a group is (about)
+    the prior's.  optuna's own ramp for long histories is kept.
+    """
+
+    def __init__(self) -> None:
+        self.share = 0.0
+
+    def __call__(self, n: int) -> Any:
+        from optuna.samplers._tpe.sampler import default_weights
+
+        weights = default_weights(n)
+        old = round(n * self.share)
+        weights[:old] = weights[:old] * PRIOR_WEIGHT
+        return weights
+
+
+def make_sampler(
+    strategy: str, *, seed: int, budget: int, space: Space, weights: PriorWeights | None = None
+) -> Any:
     """The optuna sampler for ``strategy`` (not ``grid``, which walks the grid in order).
 
     Raises
@@ -71,17 +97,23 @@ def make_sampler(strategy: str, *, seed: int, budget: int, space: Space) -> Any:
 
     if strategy == "random":
         return optuna.samplers.RandomSampler(seed=seed)
+    # optuna 4.9 deprecated ``weights`` (removal planned for 6.0): only a prior uses it
+    extra: dict[str, Any] = {"weights": weights} if weights is not None else {}
     if strategy == "tpe":
-        return optuna.samplers.TPESampler(seed=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            return optuna.samplers.TPESampler(seed=seed, **extra)
     if strategy == "auto":
         with warnings.catch_warnings():  # group is "experimental" in optuna 5
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            warnings.simplefilter("ignore", FutureWarning)
             return optuna.samplers.TPESampler(
                 seed=seed,
                 multivariate=True,
                 group=True,
-                n_startup_trials=min(20, max(5, budget // 5)),
+                n_startup_trials=startup_trials("auto", budget),
                 constant_liar=True,
+                **extra,
             )
     if strategy == "gp":
         try:
@@ -95,6 +127,13 @@ def make_sampler(strategy: str, *, seed: int, budget: int, space: Space) -> Any:
     raise UsageError(f"search.strategy: unknown {strategy!r}; allowed: grid, random, tpe, gp, auto")
 
 
+def startup_trials(strategy: str, budget: int) -> int:
+    """Random trials before the sampler models what it has seen."""
+    if strategy == "auto":
+        return min(20, max(5, budget // 5))
+    return 0 if strategy in ("grid", "random") else 10
+
+
 class Proposer:
     """Proposes points to measure and hears how they did: an optuna study, ask and tell.
 
@@ -106,38 +145,68 @@ class Proposer:
 
     def __init__(self, strategy: str, *, seed: int, budget: int, space: Space) -> None:
         require("optuna", extra="search", feature="iotune tune (adaptive search)")
-        import optuna
-
         self.space = space
         self.strategy = strategy
+        self.seed, self.budget = seed, budget
+        self.startup = startup_trials(strategy, budget)
         self.dists = distributions(space)
-        self.study = None
-        if strategy != "grid":
-            sampler = make_sampler(strategy, seed=seed, budget=budget, space=space)
-            with quiet("optuna"):  # "A new study created", "Trial 3 finished ..."
-                self.study = optuna.create_study(direction="maximize", sampler=sampler)
+        self.weights = PriorWeights()
+        self.study: Any = None
+        self.reseed([], [])
         self._grid = space.iterate() if strategy == "grid" else None
 
-    def ask(self, skip: set[str]) -> tuple[Any, Any] | None:
+    def reseed(
+        self, told: list[tuple[dict[str, Any], float]], prior: list[tuple[dict[str, Any], float]]
+    ) -> None:
+        """A new study that knows ``prior`` (weighted down) and then ``told``.
+
+        Between batches only: trials asked and not yet told are forgotten.
+        """
+        import optuna
+
+        if self.strategy == "grid":
+            return
+        self.weights.share = len(prior) / max(1, len(prior) + len(told))
+        sampler = make_sampler(
+            self.strategy,
+            seed=self.seed,
+            budget=self.budget,
+            space=self.space,
+            weights=self.weights if prior else None,
+        )
+        with quiet("optuna"):  # "A new study created", "Trial 3 finished ..."
+            self.study = optuna.create_study(direction="maximize", sampler=sampler)
+        for coords, value in [*prior, *told]:
+            self.add(coords, value)
+
+    def ask(
+        self, skip: set[str], *, at: float | None = None, fixed: dict[str, Any] | None = None
+    ) -> tuple[Any, Any] | None:
         """An applicable point whose trial is not in ``skip``: (Resolved, optuna trial).
 
-        None when the sampler keeps proposing points already measured (or, for
-        ``grid``, when the grid is done); the caller then draws one itself.
+        ``at`` is the fidelity to measure it at (None: no rungs); ``fixed`` holds
+        parameters to keep at these values (the rest are sampled).  None when the
+        sampler keeps proposing points already measured (or, for ``grid``, when
+        the grid is done); the caller then draws one itself.
         """
         from optuna.trial import TrialState
 
+        rung = {} if at is None else {"fidelity": at}
         if self._grid is not None:
             for coords in self._grid:
-                found = self.space.resolve(coords)
+                found = self.space.resolve({**coords, **rung})
                 if not isinstance(found, str) and found.trial.id not in skip:
                     return found, None
             return None
         assert self.study is not None  # every strategy but grid has a study
         with quiet("optuna"):
             for _ in range(self.MAX_ASKS):
+                if fixed:
+                    dims = [d for d in self.space.dims if d.name in fixed]
+                    self.study.enqueue_trial({d.name: d.choice_of(fixed[d.name]) for d in dims})
                 trial = self.study.ask(self.dists)
                 coords = {d.name: d.label_of(trial.params[d.name]) for d in self.space.dims}
-                found = self.space.resolve(coords)
+                found = self.space.resolve({**coords, **rung})
                 if isinstance(found, str) or found.trial.id in skip:
                     self.study.tell(trial, state=TrialState.FAIL)
                     continue

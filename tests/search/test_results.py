@@ -23,9 +23,13 @@ def test_only_the_visited_points_are_stored(searched) -> None:
     assert searched.iotune.swept == ("chunks", "codec", "chunk_cache")
     assert set(searched["search_kind"].values) <= {"explore", "remeasure"}
     assert int(searched["measurements"].sum()) == 14
-    # re-measurements are pooled along repeat: 5 repeats per trial
+    # re-measurements are pooled along repeat: 5 repeats per trial, fewer where a
+    # hopeless trial stopped early, and the point says so
     counts = (~np.isnan(searched["write_MiBps"])).sum("repeat").values
-    assert (counts == 5 * searched["measurements"].values).all()
+    early = searched["repeats_stop"].values == "stopped_early"
+    full = 5 * searched["measurements"].values
+    assert (counts[~early] == full[~early]).all()
+    assert early.any() and (counts[early] < full[early]).all()
 
 
 def test_parameter_coordinates_carry_the_registry_labels(searched) -> None:
