@@ -37,8 +37,15 @@ def synthetic_grid(
     outliers: float = 0.05,
     interaction: float = 0.1,
     spread: float = 0.3,
+    scramble: bool = False,
 ) -> Any:
-    """A results Dataset of ``quick.yaml`` changed by ``overrides`` (default :data:`SPACE_150`)."""
+    """A results Dataset of ``quick.yaml`` changed by ``overrides`` (default :data:`SPACE_150`).
+
+    With ``parameters.fidelity`` among the overrides, a trial at fidelity ``f``
+    takes ``0.3 + 4 f`` seconds (``trial_s``) and ranks like full size up to its
+    own interaction term; ``scramble`` makes every fidelity below full size rank
+    at random (what a search must notice and fall back from).
+    """
     from iotune.api import load_spec
     from iotune.model.records import TrialResult
     from iotune.results.dataset import to_dataset
@@ -60,7 +67,12 @@ def synthetic_grid(
         truth = {}
         for m in metrics:
             value = 200.0 * rng.lognormal(0, interaction)
+            share = float(trial.params.get("fidelity", 1.0))
+            if scramble and share < 1:
+                value *= rng.lognormal(0, 3 * spread)  # no relation to full size
             for name, v in trial.params.items():
+                if scramble and share < 1 and name != "fidelity":
+                    continue
                 table = labels.get(name, {})
                 key = (m, name, table.get(v, v) if not isinstance(v, list) else v)
                 value *= factors.get(key, 1.0)
@@ -85,6 +97,7 @@ def synthetic_grid(
             reads=reads,
             file_bytes=size,
             raw_bytes=sweep.workload.nbytes,
+            busy_s=0.3 + 4 * float(trial.params.get("fidelity", 1.0)),
         )
     return to_dataset(plan, done, provenance={"host": "synthetic"})
 

@@ -121,7 +121,17 @@ def _tune_parser(sub: Any) -> None:
     _measuring(p, "output directory (default results/NAME-tune)")
     _objective(p)
     p.add_argument("--strategy", help="grid, random, tpe, gp or auto (default: the spec's, auto)")
-    p.add_argument("--budget", help="trials, or a share of the applicable points like 25%%")
+    p.add_argument(
+        "--budget",
+        help="trials, a share of the applicable points like 25%%, or time on the machine "
+        "like 30min or 2h (the trials' wall times)",
+    )
+    p.add_argument(
+        "--prior",
+        action="append",
+        metavar="RESULTS",
+        help="earlier results to start from (repeatable; replaces the spec's search.prior)",
+    )
     p.add_argument("--seed", type=int, help="the search's seed")
     p.add_argument("--parallel", type=int, help="trials asked at once")
 
@@ -178,6 +188,11 @@ def _other_commands(sub: Any) -> None:
     )
     p.add_argument(
         "--trial-size", default="4GiB", help="largest volume of one trial (default 4GiB)"
+    )
+    p.add_argument(
+        "--all-files",
+        action="store_true",
+        help="also show the interpreter's and libraries' files (site-packages, /usr, ...)",
     )
     p = _command(sub, "backends", "list the format backends and what they support")
     _format(p)

@@ -155,12 +155,30 @@ def search_text(ds: xr.Dataset) -> str:
     attrs = ds.attrs
     kinds = [str(k) for k in ds["search_kind"].values] if "search_kind" in ds else []
     again = sum(k == "remeasure" for k in kinds)
+    if attrs.get("search_budget_unit") == "s":
+        spent = (
+            f"{len(kinds)} trials in {_duration(float(attrs.get('search_spent', 0)))} of a "
+            f"{_duration(float(attrs.get('search_budget', 0)))} budget"
+        )
+    else:
+        spent = f"{len(kinds)} of {attrs.get('search_budget')} trials"
+    visited = f"{ds.sizes.get('point', 0)} of {attrs.get('search_applicable')} applicable points"
+    if "fidelity" in ds.coords:  # a point per configuration and fidelity
+        configs = len(
+            {
+                tuple(str(ds[n].values[i]) for n in str(attrs["swept"]).split() if n != "fidelity")
+                for i in range(ds.sizes["point"])
+            }
+        )
+        visited = (
+            f"{configs} of {attrs.get('search_applicable')} applicable configurations "
+            f"({ds.sizes['point']} points at {len(set(ds['fidelity'].values.tolist()))} fidelities)"
+        )
     head = (
         f"search {attrs.get('name')!r}: {attrs.get('search_strategy')} (seed "
-        f"{attrs.get('search_seed')}), {len(kinds)} of {attrs.get('search_budget')} trials "
-        f"({again} re-measurements), {ds.sizes.get('point', 0)} of "
-        f"{attrs.get('search_applicable')} applicable points visited"
+        f"{attrs.get('search_seed')}), {spent} ({again} re-measurements), {visited} visited"
     )
+    head += "".join(f"\n{line}" for line in _search_notes(ds))
     pick = str(attrs.get("search_recommended") or "")
     if not pick:
         ok = int((ds["status"] == "ok").sum()) if "status" in ds else 0
@@ -169,9 +187,45 @@ def search_text(ds: xr.Dataset) -> str:
         return f"{head}\nno configuration succeeded"
     import json
 
+    from iotune.model.parameters import show
+
     coords = json.loads(pick)
-    shown = " ".join(f"{k}={v}" for k, v in coords.items())
+    shown = " ".join(f"{k}={show(k, v)}" for k, v in coords.items())
     return f"{head}\nrecommended for {attrs.get('search_objective')}: {shown}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.1f} min" if seconds >= 120 else f"{seconds:.0f} s"
+
+
+def _search_notes(ds: xr.Dataset) -> list[str]:
+    """Fidelity rungs, stopped trials and priors, when the search had them."""
+    import json
+
+    attrs, notes = ds.attrs, []
+    rungs = json.loads(str(attrs.get("search_fidelity_rungs") or "[]"))
+    if rungs:
+        kinds = [str(k) for k in ds["search_kind"].values]
+        shown = ", ".join(f"{r:g}" for r in rungs)
+        notes.append(f"fidelity rungs {shown}: {kinds.count('promote')} promotions")
+        if attrs.get("search_fidelity_fallback"):
+            notes.append(str(attrs["search_fidelity_fallback"]))
+    if "repeats_stop" in ds:
+        early = int((ds["repeats_stop"] == "stopped_early").sum())
+        if early:
+            notes.append(
+                f"{early} points stopped early (hopeless beyond noise): not precise figures"
+            )
+    for prior in json.loads(str(attrs.get("search_prior") or "[]")):
+        where = "this machine" if prior["same_host"] else f"another machine ({prior['host']})"
+        what = "this workload" if prior["same_workload"] else "another workload"
+        notes.append(
+            f"prior {prior['source']}: {where}, {what}; {prior['seeds_measured']} of its best "
+            f"measured first, sharing {', '.join(prior['overlap'])}"
+        )
+    return notes
 
 
 def store_limit_text(limit: dict[str, Any]) -> str:

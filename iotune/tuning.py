@@ -282,6 +282,7 @@ def tune(
     min_digits: str | int | None = None,
     seed: int | None = None,
     parallel: int | None = None,
+    prior: Sequence[str | Path] | None = None,
     resume: bool = False,
     overwrite: bool = False,
     scratch: str | Path | None = None,
@@ -309,7 +310,11 @@ def tune(
         A recorded grid (results file or Dataset): trials are answered from its
         repeats instead of the file system (see :mod:`iotune.search.replay`).
     strategy, budget, seed, parallel
-        Override the ``search`` section (``budget``: trials or ``"25%"``).
+        Override the ``search`` section (``budget``: trials, ``"25%"``, or time on
+        the machine, ``"30min"``, ``"2h"``: the sum of the trials' wall times).
+    prior
+        Earlier results (files or directories) to start from, instead of the
+        spec's ``search.prior``: their best configurations are measured first.
     objective, weights, max_size, max_ratio_loss, max_error, min_digits
         The objective, as :func:`iotune.recommend` takes it: one metric
         (``read:timeseries``) or ``weights`` (``write=1,read:spatial=2``), not
@@ -342,6 +347,7 @@ def tune(
     options |= {"max_size": max_size, "max_ratio_loss": _number(max_ratio_loss)}
     options |= {"max_error": _number(max_error), "min_digits": _number(min_digits)}
     options |= {"seed": seed, "parallel": parallel}
+    options["prior"] = None if prior is None else [str(p) for p in prior]
     execution = execution_overrides(
         executor=executor, workers=workers, scheduler=scheduler, per_host=per_host
     )

@@ -1,18 +1,21 @@
-"""Multi-fidelity rungs: cheap trials first, the best promoted to full size.
+"""Multi-fidelity rungs: cheap trials first, the best taken to full size.
 
-A sweep that lists ``fidelity: [0.125, 0.5, 1]`` gives the search rungs: a new
-configuration is measured at the smallest share of the workload, and a
-configuration is promoted to the next rung once it is in the best
-:data:`ETA`-th of the configurations measured at its rung (asynchronous
-successive halving, as ASHA and Hyperband's brackets do), best first.  Only
-full-size measurements are ever recommended.
+A sweep that lists ``fidelity: [0.125, 0.5, 1]`` gives the search rungs.  New
+configurations are measured at the lowest rung (the *entry*) while the budget
+allows; what is left once only the climb's reserve remains (:data:`CLIMB`
+configurations at full size plus a confirmation) goes to taking the best of the
+entry rung to full size, best first, and racing them there (successive halving
+in its budget-aware form, one bracket: with a small budget every cheap trial
+explores, rather than spending it on intermediate rungs whose ranking the
+lowest one already gives).  Only full-size measurements are ever recommended.
 
-Low fidelity is trusted only as far as it ranks like full size: each time a
-configuration reaches full size the ladder computes Spearman's rank
-correlation, over the configurations measured at both, between each lower
-rung's scores and the full-size ones.  With at least :data:`MIN_PAIRS` pairs
-and a correlation below :data:`MIN_RHO` the ladder falls back: from then on
-new configurations are measured at full size only, and the search says so.
+Low fidelity is trusted only as far as it ranks like full size: whenever a
+configuration is measured at full size, the ladder computes Spearman's rank
+correlation between the entry rung's scores and the full-size ones over the
+configurations measured at both.  With at least :data:`MIN_PAIRS` pairs and a
+correlation below :data:`MIN_RHO`, the entry moves up one rung (to full size
+when there is no rung between), the sampler relearns from that rung only, and
+the search says so.  With fewer pairs the correlation is reported, unjudged.
 """
 
 from __future__ import annotations
@@ -23,16 +26,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from iotune.results.stats import rank_test
 from iotune.search.state import State, Visit
 
 logger = logging.getLogger(__name__)
 
-#: a configuration is promoted when it is in the best 1/ETA of its rung
-ETA = 3
-#: pairs (a lower rung's score, the full-size score) before the correlation is judged
-MIN_PAIRS = 5
-#: below this Spearman correlation low fidelity is not trusted
-MIN_RHO = 0.3
+#: configurations the climb takes to full size before racing them
+CLIMB = 2
+#: a full-size trial's cost before one is measured: the entry rung's times the workload's
+#: growth times this (a trial's fixed costs do not grow: on the recorded grids 0.6-0.75)
+TOP_SCALE = 0.75
+#: pairs (the entry rung's score, the full-size score) before the correlation is judged
+MIN_PAIRS = 6
+#: below this Spearman correlation a rung is not trusted
+MIN_RHO = 0.2
 
 
 @dataclass
@@ -40,8 +47,9 @@ class Ladder:
     """The rungs of a search (one rung: no multi-fidelity) and what they showed."""
 
     rungs: tuple[float | None, ...]
-    eta: int = ETA
-    #: why low fidelity was dropped ('' while it is trusted)
+    #: the rung new configurations are measured at (an index of ``rungs``)
+    level: int = 0
+    #: why a rung was dropped ('' while the lowest is trusted)
     fallback: str = ""
     #: Spearman correlation with full size per lower rung: (rho, pairs)
     correlation: dict[float, tuple[float, int]] = field(default_factory=dict)
@@ -53,60 +61,61 @@ class Ladder:
     @property
     def multi(self) -> bool:
         """Whether new configurations start below full size."""
-        return len(self.rungs) > 1 and not self.fallback
+        return self.level < len(self.rungs) - 1
 
     @property
     def entry(self) -> float | None:
         """The fidelity a new configuration is measured at."""
-        return self.rungs[0] if self.multi else self.top
+        return self.rungs[self.level]
 
-    def promotions(self, state: State, taken: set[tuple]) -> list[tuple[Visit, float]]:
-        """Configurations due at the next rung, highest rung first, best first.
-
-        ``taken`` holds configurations already measured (or asked) at the rung
-        they would be promoted to.
-        """
-        if len(self.rungs) < 2:
+    def promotions(self, state: State, taken: set[tuple]) -> list[tuple[Visit, float, bool]]:
+        """The entry rung's configurations not yet at full size, best first, each with
+        whether the entry rung cannot tell it from its best (its repeats not beaten
+        beyond noise: one-sided Mann-Whitney at the state's alpha)."""
+        if not self.multi:
             return []
-        found: list[tuple[Visit, float]] = []
-        for k in range(len(self.rungs) - 2, -1, -1):
-            at, up = self.rungs[k], self.rungs[k + 1]
-            ranked = state.ranked(at)
-            quota = len(ranked) // self.eta
-            for _score, visit in ranked[:quota]:
-                if (visit.config, up) not in taken:
-                    found.append((visit, float(up)))  # type: ignore[arg-type]
+        ranked = state.ranked(self.entry)
+        if not ranked:
+            return []
+        best = state.goal.repeat_scores(ranked[0][1].ok)
+        found = []
+        for _score, visit in ranked:
+            if (visit.config, self.top) in taken or _stopped(visit):
+                continue
+            theirs = state.goal.repeat_scores(visit.ok)
+            tied = visit is ranked[0][1] or not (
+                theirs.size and rank_test(best, theirs).p_value <= state.alpha
+            )
+            found.append((visit, float(self.top), tied))  # type: ignore[arg-type]
         return found
 
-    def best_below(self, state: State, taken: set[tuple]) -> tuple[Visit, float] | None:
-        """The best configuration not yet at full size, from the highest rung that has one."""
-        for k in range(len(self.rungs) - 2, -1, -1):
-            for _score, visit in state.ranked(self.rungs[k]):
-                if (visit.config, self.top) not in taken:
-                    return visit, float(self.top)  # type: ignore[arg-type]
-        return None
-
     def check(self, state: State) -> str:
-        """Judge each lower rung against full size; a message when low fidelity is dropped."""
-        if self.fallback or len(self.rungs) < 2:
+        """Judge the entry rung against full size; a message when it is dropped."""
+        if not self.multi:
             return ""
-        goal = state.goal
+        goal, rung = state.goal, self.entry
         full = {v.config: goal.score(v.ok) for _s, v in state.ranked(self.top)}
-        for rung in self.rungs[:-1]:
-            pairs = [(s, full[v.config]) for s, v in state.ranked(rung) if v.config in full]
-            if len(pairs) < 2:
-                continue
-            rho = spearman([p[0] for p in pairs], [p[1] for p in pairs])
-            self.correlation[float(rung)] = (rho, len(pairs))  # type: ignore[arg-type]
-            if len(pairs) >= MIN_PAIRS and rho < MIN_RHO:
-                self.fallback = (
-                    f"fidelity {rung:g} ranks unlike full size (Spearman {rho:.2f} over "
-                    f"{len(pairs)} configurations measured at both): measuring new "
-                    "configurations at full size from here"
-                )
-                logger.warning("%s", self.fallback)
-                return self.fallback
-        return ""
+        pairs = [(s, full[v.config]) for s, v in state.ranked(rung) if v.config in full]
+        if len(pairs) < 2:
+            return ""
+        rho = spearman([p[0] for p in pairs], [p[1] for p in pairs])
+        self.correlation[float(rung)] = (rho, len(pairs))  # type: ignore[arg-type]
+        if len(pairs) < MIN_PAIRS or not rho < MIN_RHO:
+            return ""
+        self.level += 1
+        then = f"fidelity {self.entry:g}" if self.multi else "full size"
+        message = (
+            f"fidelity {rung:g} ranks unlike full size (Spearman {rho:.2f} over {len(pairs)} "
+            f"configurations measured at both): measuring new configurations at {then} from here"
+        )
+        self.fallback = "; ".join(filter(None, [self.fallback, message]))
+        logger.warning("%s", message)
+        return message
+
+
+def _stopped(visit: Visit) -> bool:
+    """Stopped early: hopeless beyond noise at its rung, so not worth full size."""
+    return any(r.stop == "stopped_early" for r in visit.results)
 
 
 def spearman(x: list[float], y: list[float]) -> float:

@@ -31,7 +31,7 @@ import numpy as np
 from iotune.model.records import EarlyStop, Trial, TrialResult, TrialTask
 from iotune.model.spec import SearchSpec, Sweep
 from iotune.search.budget import Budget
-from iotune.search.fidelity import Ladder
+from iotune.search.fidelity import CLIMB, TOP_SCALE, Ladder
 from iotune.search.prior import SEEDS, Prior, PriorPoint, calibrate
 from iotune.search.space import Resolved, Space
 from iotune.search.state import CONFIRM, Goal, State, Visit
@@ -166,28 +166,68 @@ class Search:
     # --- choosing trials ----------------------------------------------------------
 
     def _next_batch(self, k: int) -> list[Step]:
+        if self.out.ladder.multi:
+            return self._climb(k) if self._climbing() else self._fill([], k) or self._climb(k)
         limit, steps = self.out.limit, list[Step]()
         self._fill(steps, limit.explore_slots(self.out.steps, k))
         if len(steps) < k:
-            chosen = {s.visit.trial.id for s in steps}
-            picks = [v for v in self.out.state.to_remeasure(k) if v.trial.id not in chosen]
-            steps += [self._step(v, "remeasure") for v in picks[: k - len(steps)]]
-        if not steps and self.out.state.leader() is None:  # nothing at full size yet
-            push = self.out.ladder.best_below(self.out.state, self._taken())
-            steps = [self._promoted(*push)] if push is not None else []
+            steps += self._remeasures(steps, k)
         if not steps:  # the race is settled: explore, keeping room to confirm a new leader
-            confirm = (CONFIRM - 1) * (self._full_cost() if limit.seconds else 1)
+            confirm = (CONFIRM - 1) * (self._top_cost() if limit.seconds else 1)
             room = limit.room_after(self.out.steps, k, confirm) if limit.remeasure else k
             self._fill(steps, room)
         if not steps and limit.remeasure:  # no room to explore: confirm the leader further
-            leader = self.out.state.leader()
-            steps = [self._step(leader, "remeasure")] if leader is not None else []
+            steps = self._confirm()
         return steps
 
-    def _fill(self, steps: list[Step], k: int) -> None:
-        promotions = self.out.ladder.promotions(self.out.state, self._taken())
-        while len(steps) < k and promotions:
-            steps.append(self._promoted(*promotions.pop(0)))
+    def _confirm(self) -> list[Step]:
+        """The leader once more; nothing when a time budget has nothing left to learn
+        (every configuration measured, the race settled): the machine's time is kept."""
+        leader = self.out.state.leader()
+        if leader is None or (self.exhausted and self.out.limit.seconds is not None):
+            return []
+        return [self._step(leader, "remeasure")]
+
+    def _remeasures(self, steps: list[Step], k: int) -> list[Step]:
+        chosen = {s.visit.trial.id for s in steps}
+        picks = [v for v in self.out.state.to_remeasure(k) if v.trial.id not in chosen]
+        return [self._step(v, "remeasure") for v in picks[: k - len(steps)]]
+
+    def _climbing(self) -> bool:
+        """Whether only the climb's reserve is left: the best cheap ones go to full size."""
+        limit = self.out.limit
+        reserve = CLIMB + CONFIRM - 1
+        entry = sum(
+            1
+            for v in self.out.state.visits.values()
+            if v.ok and v.fidelity == self.out.ladder.entry
+        )
+        if entry < CLIMB and not self.exhausted:  # nothing to choose from yet
+            return False
+        if limit.trials is not None:
+            return len(self.out.steps) >= limit.trials - max(reserve, limit.remeasure * limit.total)
+        return self.out.spent >= limit.total - reserve * self._top_cost()
+
+    def _climb(self, k: int) -> list[Step]:
+        """Promote the entry rung's best to full size, then its near-ties, racing them."""
+        state, ladder, steps = self.out.state, self.out.ladder, list[Step]()
+        promotions = ladder.promotions(state, self._taken())
+        at_top = {v.config for v in state.visits.values() if v.fidelity == ladder.top}
+        while len(steps) < k and promotions and len(at_top) + len(steps) < CLIMB:
+            steps.append(self._promoted(*promotions.pop(0)[:2]))
+        room = self.out.limit.room_after(self.out.steps, 1, (CONFIRM - 1) * self._top_cost())
+        tied = [p for p in promotions if p[2]]
+        while len(steps) < k and tied and room:
+            steps.append(self._promoted(*tied.pop(0)[:2]))
+        if len(steps) < k:
+            steps += self._remeasures(steps, k)
+        rest = [p for p in promotions if not p[2]]
+        while len(steps) < k and rest and room:  # the race is settled: one more
+            steps.append(self._promoted(*rest.pop(0)[:2]))
+        return steps or self._confirm()
+
+    def _fill(self, steps: list[Step], k: int) -> list[Step]:
+        """``steps`` filled up to ``k``: the prior's seeds, then what the sampler asks."""
         while len(steps) < k and self._seeds:
             step = self._seeded(self._seeds.pop(0))
             if step is not None:
@@ -195,8 +235,9 @@ class Search:
         while len(steps) < k and not self.exhausted:
             step = self._explore({s.visit.trial.id for s in steps})
             if step is None:
-                return
+                break
             steps.append(step)
+        return steps
 
     def _taken(self) -> set[tuple]:
         """Each configuration at each fidelity asked so far."""
@@ -233,7 +274,10 @@ class Search:
     @property
     def focus_trials(self) -> int:
         """Explorations that vary only the focus parameters (a Darshan study's findings)."""
-        return self.proposer.startup if self.focus else 0
+        if not self.focus:
+            return 0
+        combos = math.prod(len(d.labels) for d in self.space.dims if d.name not in self.focus)
+        return min(self.proposer.startup, combos)
 
     def _draw(self, skip: set[str]) -> Resolved | None:
         """A random applicable point not yet measured, or None when there is none."""
@@ -258,11 +302,20 @@ class Search:
         if self.log is not None:
             self.log({"id": step.id, "kind": step.kind, "coords": step.visit.coords})
 
-    def _full_cost(self) -> float:
-        """A full-size trial's typical wall time so far (0 before the first)."""
-        top = self.out.state.top
-        costs = [s.seconds for s in self.out.steps if s.result and s.visit.fidelity == top]
-        return float(np.median(costs)) if costs else 0.0
+    def _top_cost(self) -> float:
+        """A full-size trial's typical wall time: measured, else scaled up from the entry
+        rung's trials that ran every repeat (an early stop is not a typical cost)."""
+        ladder = self.out.ladder
+        for rung in (ladder.top, ladder.entry):
+            costs = [
+                s.seconds
+                for s in self.out.steps
+                if s.result and s.visit.fidelity == rung and s.result.stop != "stopped_early"
+            ]
+            if costs:
+                scale = 1.0 if rung == ladder.top else TOP_SCALE * (ladder.top or 1) / (rung or 1)
+                return float(np.mean(costs)) * scale
+        return 0.0
 
     # --- measuring and telling ---------------------------------------------------
 

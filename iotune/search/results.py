@@ -106,7 +106,10 @@ def _order(outcome: Outcome) -> dict[str, Any]:
         "search_kind": (
             "trial",
             np.array([s.kind for s in steps], dtype=object),
-            {"long_name": "explore (a new point) or remeasure (a leader again)"},
+            {
+                "long_name": "explore (a new point), prior (a point of earlier results), "
+                "promote (a point to the next fidelity) or remeasure (a leader again)"
+            },
         ),
         "search_score": (
             "trial",
@@ -117,6 +120,11 @@ def _order(outcome: Outcome) -> dict[str, Any]:
             "trial",
             np.array([s.leader for s in steps], dtype=int),
             {"long_name": "point leading (best confirmed pooled score) after the trial"},
+        ),
+        "search_seconds": (
+            "trial",
+            np.array([s.seconds if s.result else math.nan for s in steps], dtype=float),
+            {"units": "s", "long_name": "the trial's wall time (what it cost the budget)"},
         ),
     }
 
@@ -136,7 +144,12 @@ def _attrs(sweep: Sweep, outcome: Outcome, names: list[str]) -> dict[str, Any]:
         "search_strategy": search.strategy,
         "search_seed": search.seed,
         "search_budget": outcome.budget,
+        "search_budget_unit": outcome.limit.unit,
+        "search_spent": outcome.spent,
+        "search_seconds": outcome.seconds,
         "search_trials": len(outcome.steps),
+        **_ladder(outcome),
+        "search_prior": json.dumps(outcome.prior),
         "search_objective": search.objective or "default (read:timeseries, else first read, write)",
         "search_weights": json.dumps(dict(outcome.state.goal.weights)),
         "search_limits": json.dumps(dict(outcome.state.goal.limits)),
@@ -149,6 +162,23 @@ def _attrs(sweep: Sweep, outcome: Outcome, names: list[str]) -> dict[str, Any]:
         if best is not None
         else "",
         "search_recommended_trial": best.trial.id if best is not None else "",
+    }
+
+
+def _ladder(outcome: Outcome) -> dict[str, Any]:
+    """The rungs, how each ranked against full size, and whether low fidelity was dropped."""
+    ladder = outcome.ladder
+    if ladder.top is None:
+        return {}
+    return {
+        "search_fidelity_rungs": json.dumps(list(ladder.rungs)),
+        "search_rank_correlation": json.dumps(
+            {
+                f"{k:g}": {"spearman": rho, "configurations": n}
+                for k, (rho, n) in ladder.correlation.items()
+            }
+        ),
+        "search_fidelity_fallback": ladder.fallback,
     }
 
 
