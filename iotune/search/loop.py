@@ -141,6 +141,7 @@ class Search:
         self.repeats = sweep.measure.repeats if not sweep.measure.adaptive else 0
         self.focus = _focus_plan(sweep, self.space)
         self.prior = list(prior)
+        self._ranked_prior: list[dict[str, Any]] = []
         self._seeds = [p.points[i] for i in range(SEEDS) for p in self.prior if i < len(p.points)]
         self._earlier = earlier
 
@@ -260,8 +261,8 @@ class Search:
         fixed = self.focus if explored < self.focus_trials else None
         asked = self.proposer.ask(skip, at=self.out.ladder.entry, fixed=fixed)
         handle = None
-        if asked is None:
-            found = self._draw(skip)
+        if asked is None:  # the sampler keeps proposing what was measured
+            found = self._next_prior(skip) or self._draw(skip)
             if found is None:
                 self.exhausted = True
                 return None
@@ -373,6 +374,17 @@ class Search:
             del record["points"]
         self.proposer.reseed(told, scaled)
         self.prior = []
+        self._ranked_prior = [c for c, _v in sorted(scaled, key=lambda cv: -cv[1])]
+
+    def _next_prior(self, skip: set[str]) -> Resolved | None:
+        """The prior's best configuration not yet measured: where its sampler stalls
+        (TPE keeps proposing the prior's measured best), the prior's own order goes on."""
+        while self._ranked_prior:
+            coords = self._ranked_prior.pop(0)
+            found = self.space.resolve({**coords, "fidelity": self.out.ladder.entry})
+            if _new(found, skip):
+                return found  # type: ignore[return-value]
+        return None
 
     def _resume(self, records: list[dict[str, Any]], done: Mapping[str, TrialResult]) -> list[Step]:
         """Take an earlier run's trials from its log: finished ones told, the rest to rerun."""

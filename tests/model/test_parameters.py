@@ -80,8 +80,23 @@ def test_every_backend_applies_only_registered_parameters(backend: str) -> None:
     assert set(cls.inapplicable) <= set(PARAMETERS)
 
 
-def test_the_runner_applies_concurrency_for_every_backend() -> None:
-    assert parameters.generic() == ("concurrency",)
+def test_the_runner_applies_concurrency_and_fidelity_for_every_backend() -> None:
+    assert parameters.generic() == ("concurrency", "fidelity")
+
+
+def test_a_fidelity_is_a_share_of_the_time_steps_never_shorter_than_a_chunk() -> None:
+    sweep = load_spec_text(
+        f"version: 1\n{WORKLOAD}\nbackend: zarr\n"
+        "parameters: {chunks: [[4, 8, 8], [1, 16, 16]], fidelity: [0.125, 0.5, 1]}\n"
+    )
+    steps = sweep.workload.shape[0]
+    assert sweep.workload_at(1.0) == sweep.workload == sweep.workload_at(None)
+    assert sweep.workload_at(0.5).shape == (steps // 2, *sweep.workload.shape[1:])
+    assert sweep.workload_at(0.01).shape[0] == 4  # the longest chunk along time
+    plan = make_plan(sweep)
+    assert len(plan.trials) == 6 and len({t.id for t in plan.trials}) == 6
+    with pytest.raises(SpecError, match=r"parameters\.fidelity.*in \(0, 1\], got 0"):
+        load_spec_text(f"version: 1\n{WORKLOAD}\nbackend: zarr\nparameters: {{fidelity: [0, 1]}}\n")
 
 
 @pytest.mark.parametrize("backend", sorted(PINNED_IDS))
