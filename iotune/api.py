@@ -340,28 +340,29 @@ def notebook(
     return run_notebook(path, parameters=params, out=out, kernel=kernel)
 
 
-def from_darshan(path: str | Path, *, trial_size: str | int = "4GiB") -> Any:
+def from_darshan(
+    path: str | Path, *, trial_size: str | int = "4GiB", all_files: bool = False
+) -> Any:
     """Read a Darshan log: its summary, diagnosis and a spec reproducing the application.
 
     Parameters
     ----------
     path
-        A Darshan log (``.darshan``), read with pydarshan.
+        A Darshan log, read in a child process (a crash there is a ``DarshanError``).
     trial_size
-        Largest volume a trial of the generated spec moves (``"4GiB"``); the
-        application's own volume when smaller.  Never below one request per rank.
+        Largest volume a trial of the generated spec moves (at least one request per rank).
+    all_files
+        Also summarise the interpreter's and libraries' files, after the data files.
 
     Returns
     -------
     iotune.darshan_.study.Study
-        ``text()`` is the report, ``spec`` the generated spec (``None`` with a
-        ``reason`` when the log has nothing to reproduce), ``groups`` and
-        ``findings`` the figures behind it.
+        ``text()``, ``spec`` (``None`` with a ``reason``), ``groups``, ``findings``, ``left_out``.
 
     Raises
     ------
     DarshanError
-        Not a Darshan log, truncated, or a format version pydarshan cannot read.
+        Not a readable Darshan log (the message says why), or the library crashed or hung.
     UsageError
         A trial size that is not a size.
     """
@@ -376,7 +377,7 @@ def from_darshan(path: str | Path, *, trial_size: str | int = "4GiB") -> Any:
     if nbytes < 1:
         raise UsageError(f"--trial-size {trial_size}: must be at least 1 byte")
     parallel, _why = get_backend("h5py").parallel_support()
-    return study(path, budget=nbytes, parallel_h5py=parallel)
+    return study(path, budget=nbytes, parallel_h5py=parallel, all_files=all_files)
 
 
 def write_darshan_spec(found: Any, path: str | Path | None = None) -> Path:

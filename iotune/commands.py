@@ -141,6 +141,7 @@ def tune(args: argparse.Namespace) -> int:
         max_error=args.max_error,
         min_digits=args.min_digits,
         seed=args.seed,
+        prior=args.prior,
         parallel=args.parallel,
         resume=args.resume,
         overwrite=args.overwrite,
@@ -266,7 +267,7 @@ def _calibrate_storage(args: argparse.Namespace) -> int:
 def darshan(args: argparse.Namespace) -> int:
     from iotune import api
 
-    found = api.from_darshan(args.log, trial_size=args.trial_size)
+    found = api.from_darshan(args.log, trial_size=args.trial_size, all_files=args.all_files)
     print(found.text())
     path = api.write_darshan_spec(found, args.out)
     print(f"spec: {path}")

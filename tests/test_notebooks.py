@@ -243,3 +243,33 @@ def test_search_notebook_replays_a_recorded_grid(tmp_path: Path) -> None:
     assert "search 'quick': auto (seed 0), 6 of 6 trials" in text
     ds = open_results(tmp_path / "out")
     assert ds.attrs["search_strategy"] == "auto" and ds.sizes["trial"] == 6
+
+
+def test_a_corrupt_darshan_log_raises_in_a_notebook_and_the_kernel_lives(tmp_path: Path) -> None:
+    """A real kernel: the log that crashed Darshan's C library (and the kernel) before
+    iotune checked logs and read them in a child process, then a cell that still runs."""
+    pytest.importorskip("darshan")
+    import nbclient
+
+    from tests.darshan.conftest import CRASHER, flipped
+
+    source, flip = CRASHER
+    log = tmp_path / "corrupt.darshan"
+    log.write_bytes(flipped(source, flip))
+    cells = [
+        "import os\nimport iotune\nfrom iotune.errors import DarshanError\npid = os.getpid()",
+        f"try:\n    iotune.from_darshan({str(log)!r})\n"
+        "except DarshanError as err:\n    print('from_darshan:', err)",
+        # the library itself, without iotune's check in front: it crashes, in its child
+        "from pathlib import Path\nfrom iotune.darshan_.reader import read_log\n"
+        f"try:\n    read_log(Path({str(log)!r}))\n"
+        "except DarshanError as err:\n    print('read_log:', err)",
+        "print('alive', os.getpid() == pid, 6 * 7)",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    said = ["".join(o.get("text", "") for o in cell.outputs) for cell in nb.cells]
+    assert not [o for c in nb.cells for o in c.outputs if o.output_type == "error"]
+    assert said[1].startswith(f"from_darshan: {log}: corrupt Darshan log: its names region")
+    assert said[2].startswith(f"read_log: {log}: corrupt Darshan log: Darshan's C library crashed")
+    assert said[3] == "alive True 42\n"

@@ -7,6 +7,12 @@ Drishti's defaults (hpc-io/drishti-io): more than 10 % small (< 1 MiB) or
 misaligned requests, more than 20 % non-sequential requests, more than 15 %
 imbalance between the fastest and slowest rank.  What a log lacks for a
 finding (a module Darshan did not record) is a finding too.
+
+Sizes come from the exact common access sizes the log records
+(``*_ACCESS1..4_ACCESS`` and their counts) before its histogram, whose
+``100K_1M`` bin includes requests of exactly 1 MiB: those are not small.
+Problems are ranked by the share of the file's requests, bytes or time they
+concern, largest first; a generated spec's ``search.focus`` keeps that order.
 """
 
 from __future__ import annotations
@@ -24,11 +30,16 @@ TINY_BINS = BINS[:3]
 MIN_OPS = 10
 #: a shared file this large should be striped over more than one OST
 LARGE_SHARED = 2**30
+MiB = 2**20
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One finding: ``kind`` ("problem" or "missing"), its text, counters and parameters."""
+    """One finding: ``kind`` ("problem" or "missing"), its text, counters and parameters.
+
+    ``share`` is the fraction of the file's requests, bytes or I/O time the
+    problem concerns (0 to 1), by which problems are ranked.
+    """
 
     code: str
     kind: str
@@ -36,11 +47,13 @@ class Finding:
     counters: dict[str, float] = field(default_factory=dict)
     parameters: tuple[str, ...] = ()
     group: str = ""
+    share: float = 0.0
 
 
 def diagnose(log: Log, groups: list[Group]) -> list[Finding]:
-    """Findings of the log (missing modules) and of its busiest file or group."""
-    found = _missing(log, groups)
+    """Findings of the log (missing modules), then the problems of its busiest file or
+    group, the largest share first."""
+    found: list[Finding] = []
     if groups and groups[0].layer != "STDIO":
         main = groups[0]
         for check in (
@@ -55,7 +68,7 @@ def diagnose(log: Log, groups: list[Group]) -> list[Finding]:
             _chunks,
         ):
             found += [f for f in check(main) if f is not None]
-    return found
+    return _missing(log, groups) + sorted(found, key=lambda f: -f.share)
 
 
 def _missing(log: Log, groups: list[Group]) -> list[Finding]:
@@ -135,26 +148,36 @@ def _prefix(g: Group) -> str:
 def _small(g: Group) -> list[Finding | None]:
     out: list[Finding | None] = []
     agg = "_AGG" if g.layer == "MPI-IO" else ""
+    exact = dict(g.common)
     for op, word in (("WRITE", "writes"), ("READ", "reads")):
         bins = g.sizes.get(op, {})
-        total, small = sum(bins.values()), sum(bins.get(b, 0) for b in SMALL_BINS)
+        total, binned = sum(bins.values()), sum(bins.get(b, 0) for b in SMALL_BINS)
+        # requests of exactly 1 MiB sit in the 100K_1M bin; the common sizes count them
+        one = min(exact.get(MiB, 0), bins.get("100K_1M", 0))
+        small = binned - one
         if not total or small / total <= SMALL:
             continue
         params = ("transfer_size", "hints") if g.layer == "MPI-IO" else ("transfer_size",)
         cb = " and a larger cb_buffer_size (hints)" if g.layer == "MPI-IO" else ""
+        sizes = [f"{format_size(n, exact=False)} x{c}" for n, c in g.common if n < MiB][:2]
+        counters = {f"{_prefix(g)}_SIZE_{op}{agg}_0_100..100K_1M": binned}
+        if one:
+            counters[f"{_prefix(g)}_ACCESS1..4 of exactly 1 MiB"] = exact[MiB]
         out.append(
             Finding(
                 f"small-{word}",
                 "problem",
-                f"{small / total:.0%} of {total} {word} are smaller than 1 MiB (most common "
-                f"request {format_size(g.request or 0, exact=False)}): "
-                f"sweep a larger transfer_size{cb}",
-                {
-                    f"{_prefix(g)}_SIZE_{op}{agg}_0_100..100K_1M": small,
-                    f"{word} (all sizes)": total,
-                },
+                f"{small / total:.0%} of {total} {word} are smaller than 1 MiB ("
+                + (
+                    f"the file's most common small sizes, reads and writes: {', '.join(sizes)}"
+                    if sizes
+                    else "by Darshan's histogram"
+                )
+                + f"): sweep a larger transfer_size{cb}",
+                {**counters, f"{word} (all sizes)": total},
                 params,
                 g.name,
+                small / total,
             )
         )
     return out
@@ -180,6 +203,7 @@ def _misaligned(g: Group) -> list[Finding | None]:
             },
             ("transfer_size", "stripe_size", *(("alignment",) if g.datasets else ())),
             g.name,
+            g.not_aligned / ops,
         )
     ]
 
@@ -203,6 +227,7 @@ def _metadata(g: Group) -> list[Finding | None]:
             {f"{_prefix(g)}_SIZE_*_0_100..1K_10K": tiny, "requests (all sizes)": total},
             ("meta_block_size", "page_size"),
             g.name,
+            tiny / total,
         )
     ]
 
@@ -225,6 +250,7 @@ def _random(g: Group) -> list[Finding | None]:
                 {f"POSIX_{word.upper()}": ops, f"POSIX_SEQ_{word.upper()}": seq},
                 params,
                 g.name,
+                (ops - seq) / ops,
             )
         )
     return out
@@ -250,6 +276,7 @@ def _independent(g: Group) -> list[Finding | None]:
             },
             ("io",),
             g.name,
+            indep / (indep + coll),
         )
     ]
 
@@ -266,6 +293,7 @@ def _posix_shared(g: Group) -> list[Finding | None]:
             {"POSIX_WRITES": g.posix_writes, "POSIX_READS": g.posix_reads, "rank": -1},
             ("io",),
             g.name,
+            1.0,
         )
     ]
 
@@ -286,6 +314,7 @@ def _stripes(g: Group) -> list[Finding | None]:
             },
             ("stripe_count",),
             g.name,
+            1.0,
         )
     ]
 
@@ -305,6 +334,7 @@ def _imbalance(g: Group) -> list[Finding | None]:
             {f"{p}_F_SLOWEST_RANK_TIME": times[1], f"{p}_F_FASTEST_RANK_TIME": times[0]},
             ("io",) if g.layer == "MPI-IO" else ("transfer_size",),
             g.name,
+            (times[1] - times[0]) / times[1],
         )
     ]
 
@@ -333,6 +363,7 @@ def _chunks(g: Group) -> list[Finding | None]:
                 },
                 ("chunks",),
                 g.name,
+                (ds.bytes_written + ds.bytes_read) / g.bytes if g.bytes else 1.0,
             )
         )
     return out

@@ -8,6 +8,10 @@ layout, collective or independent, nprocs, chunking, striping) are the
 ``baseline``, one point of the grid, so ``recommend`` measures them; the
 parameters the diagnosis names are swept around them.  The volume is the
 application's, cut to ``budget`` (never below one request per rank).
+
+The findings' ranking goes into the spec as ``search.focus``: the
+parameters the problems name, the largest problem's first, among those the
+spec sweeps, which ``iotune tune`` explores first.
 """
 
 from __future__ import annotations
@@ -67,8 +71,29 @@ def generate(
         "name": f"from-{log.executable}",
         "description": f"Made by iotune darshan from {log.path} (file {main.name})",
     }
-    tail = {"read": {"patterns": ["full"]}, "measure": {"repeats": 3, "cache": "cold"}}
+    tail: dict[str, Any] = {
+        "read": {"patterns": ["full"]},
+        "measure": {"repeats": 3, "cache": "cold"},
+    }
+    focus = _focus(findings, main, spec["parameters"])
+    if focus:
+        tail["search"] = {"focus": focus}
     return {**head, **spec, **tail}, notes
+
+
+def _focus(findings: list[Finding], main: Group, params: dict[str, Any]) -> list[str]:
+    """The swept parameters the main file's problems name, in the problems' rank order."""
+    named = [
+        p for f in findings if f.kind == "problem" and f.group == main.name for p in f.parameters
+    ]
+    return [p for p in dict.fromkeys(named) if _is_swept(p, params.get(p))]
+
+
+def _is_swept(name: str, value: Any) -> bool:
+    """Several values; one chunk shape (``[8, 128, 128]``) is a list too, but one value."""
+    if not isinstance(value, list) or len(value) < 2:
+        return False
+    return name != "chunks" or not all(isinstance(v, int) for v in value)
 
 
 def _per_rank(main: Group, n: int, request: int, budget: int, notes: list[str]) -> int:
@@ -215,7 +240,7 @@ def _h5py(
 def _array(ds: Dataset, budget: int, notes: list[str]) -> tuple[list[str], list[int], list[int]]:
     """Dimensions, shape (cut to the budget) and one access of the dataset, rank 2 to 4."""
     access = [a for a in ds.access if a > 0] if 2 <= ds.ndims <= 4 else []
-    if len(access) != ds.ndims:
+    if not access or len(access) != ds.ndims:
         inner = max(1, (ds.access[-1] if ds.access and ds.access[-1] > 0 else ds.npoints))
         access, ds_ndims = [1, int(inner)], 2
         if ds.ndims != 2:
@@ -224,7 +249,7 @@ def _array(ds: Dataset, budget: int, notes: list[str]) -> tuple[list[str], list[
         ds_ndims = ds.ndims
     rest = access[1:]
     lead = max(1, ds.npoints // math.prod(rest))
-    row = math.prod(rest) * ds.itemsize
+    row = math.prod(rest) * (ds.itemsize if ds.itemsize in DTYPES else 4)  # float32 otherwise
     fits = max(access[0], budget // row)
     if fits < lead:
         notes.append(f"dataset {ds.name}: {lead} steps cut to {fits} (--trial-size)")

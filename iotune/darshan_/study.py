@@ -16,7 +16,7 @@ import yaml
 from iotune.darshan_.diagnosis import Finding, diagnose
 from iotune.darshan_.generate import generate
 from iotune.darshan_.log import Log, open_log
-from iotune.darshan_.summary import BINS, Group, groups
+from iotune.darshan_.summary import BINS, Group, groups, left_out
 from iotune.errors import DarshanError
 from iotune.units import format_size
 
@@ -30,7 +30,8 @@ class Study:
 
     ``spec`` is the generated spec as a mapping (``None`` when the log has
     nothing to reproduce; ``reason`` then says why), ``notes`` what it could
-    not reproduce exactly.
+    not reproduce exactly, ``left_out`` the interpreter's and libraries' files
+    not in ``groups`` (empty when all files were asked for).
     """
 
     log: Log
@@ -39,6 +40,7 @@ class Study:
     spec: dict[str, Any] | None
     notes: list[str] = field(default_factory=list)
     reason: str = ""
+    left_out: list[str] = field(default_factory=list)
 
     @property
     def main(self) -> Group | None:
@@ -52,7 +54,9 @@ class Study:
         lines += ["# The baseline is the application's own settings; the findings:"]
         lines += [f"#   - {f.text}" for f in self.findings if f.kind == "problem"]
         lines += [f"# Note: {n}" for n in self.notes]
-        return "\n".join(lines) + "\n" + yaml.safe_dump(self.spec, sort_keys=False)
+        # names from the log's records may hold control characters, which YAML refuses
+        text = "\n".join("".join(_printable(c) for c in line) for line in lines)
+        return text + "\n" + yaml.safe_dump(self.spec, sort_keys=False)
 
     def text(self) -> str:
         """Summary, diagnosis and notes for a terminal."""
@@ -66,10 +70,19 @@ class Study:
             lines += group_lines(group)
         if len(self.groups) > SHOWN:
             lines.append(f"  ... and {len(self.groups) - SHOWN} more files or groups")
+        if self.left_out:
+            lines.append(
+                f"  {len(self.left_out)} interpreter and library files left out (site-packages, "
+                "__pycache__, shared objects, /usr, /proc, /etc, ...): --all-files shows them"
+            )
         lines += ["", "diagnosis:"]
         lines += [line for f in self.findings for line in finding_lines(f)] or ["  nothing found"]
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def _printable(char: str) -> str:
+    return char if char.isprintable() else f"\\x{ord(char):02x}"
 
 
 def group_lines(g: Group) -> list[str]:
@@ -123,13 +136,25 @@ def finding_lines(f: Finding) -> list[str]:
     return lines
 
 
-def study(path: str | Path, *, budget: int, parallel_h5py: bool) -> Study:
-    """Read, summarise and diagnose a log and generate its spec (see :class:`Study`)."""
+def study(path: str | Path, *, budget: int, parallel_h5py: bool, all_files: bool = False) -> Study:
+    """Read, summarise and diagnose a log and generate its spec (see :class:`Study`).
+
+    Without ``all_files`` only the application's data files are summarised
+    (:func:`iotune.darshan_.summary.is_data`); the others are counted in
+    ``left_out``.
+    """
     log = open_log(path)
-    found = groups(log)
+    found = groups(log, all_files=all_files)
+    hidden = [] if all_files else left_out(log)
     findings = diagnose(log, found)
     try:
         spec, notes = generate(log, found, findings, budget=budget, parallel_h5py=parallel_h5py)
     except DarshanError as err:
-        return Study(log, found, findings, None, reason=str(err))
-    return Study(log, found, findings, spec, notes)
+        reason = str(err)
+        if hidden and not found:
+            reason = (
+                f"{log.path}: no spec: no data file in the log, only {len(hidden)} interpreter "
+                "and library files (--all-files includes them)"
+            )
+        return Study(log, found, findings, None, reason=reason, left_out=hidden)
+    return Study(log, found, findings, spec, notes, left_out=hidden)

@@ -8,6 +8,11 @@ them), POSIX otherwise; sequential and consecutive fractions and alignment
 only exist at the POSIX level.  A file written by all ranks is one record
 with rank -1 (Darshan reduces shared files); files of one name pattern, each
 written by one rank, form a file-per-process group.
+
+A log also records what the interpreter and its libraries open: a Python
+application's ``site-packages``, ``__pycache__`` and ``.so`` files, /proc and
+/etc.  Those are not the application's data and are left out unless asked
+for (:func:`is_data`), as I/O-analysis tools leave them out.
 """
 
 from __future__ import annotations
@@ -28,6 +33,23 @@ BINS += ("4M_10M", "10M_100M", "100M_1G", "1G_PLUS")
 #: bins of requests smaller than 1 MiB (Drishti's "small")
 SMALL_BINS = BINS[:5]
 _PREFIX = {"POSIX": "POSIX", "MPI-IO": "MPIIO"}
+#: what darshan-runtime itself does not record by default (darshan-config.c), and /run
+SYSTEM_DIRS: tuple[str, ...] = (
+    "/etc/",
+    "/dev/",
+    "/usr/",
+    "/bin/",
+    "/boot/",
+    "/lib/",
+    "/lib64/",
+    "/opt/",
+)
+SYSTEM_DIRS += ("/sbin/", "/sys/", "/proc/", "/var/", "/run/")
+#: an interpreter's or a library's own files: packages, byte code, sources, shared objects
+_CODE = re.compile(
+    r"/(site-packages|dist-packages|__pycache__|lib/python\d[\d.]*)/"
+    r"|\.(py|pyc|pyo|pyd|pth|so|egg-link)$|\.so(\.\d+)+$|/pyvenv\.cfg$"
+)
 _SIZE = {"POSIX": "{p}_SIZE_{op}_{b}", "MPI-IO": "{p}_SIZE_{op}_AGG_{b}"}
 
 
@@ -104,6 +126,16 @@ class Group:
         return "collective" if coll >= indep and coll else "independent"
 
 
+def is_data(name: str) -> bool:
+    """Whether a file is the application's data, not its interpreter's or libraries' files."""
+    return not name.startswith(SYSTEM_DIRS) and _CODE.search(name) is None
+
+
+def left_out(log: Log) -> list[str]:
+    """The files :func:`groups` leaves out unless ``all_files`` (see :func:`is_data`)."""
+    return sorted(n for n in _ids_of(log) if not is_data(n))
+
+
 def _ids_of(log: Log) -> dict[str, list[int]]:
     """File name -> record ids of every file that POSIX, MPI-IO or STDIO saw."""
     found: dict[str, list[int]] = {}
@@ -133,9 +165,20 @@ def _sum(df: pd.DataFrame | None, column: str) -> float:
     return float(df[column].clip(lower=0).sum())
 
 
-def groups(log: Log) -> list[Group]:
-    """Every file or file-per-process group, most bytes first."""
+def groups(log: Log, *, all_files: bool = False) -> list[Group]:
+    """The data files or file-per-process groups, most bytes first.
+
+    With ``all_files`` the interpreter's and libraries' files follow them
+    (most bytes first too), so the application's data still comes first.
+    """
     files = _ids_of(log)
+    found = _grouped(log, {n: ids for n, ids in files.items() if is_data(n)})
+    if all_files:
+        found += _grouped(log, {n: ids for n, ids in files.items() if not is_data(n)})
+    return found
+
+
+def _grouped(log: Log, files: dict[str, list[int]]) -> list[Group]:
     pattern: dict[str, list[str]] = {}
     for name in files:
         pattern.setdefault(re.sub(r"\d+", "#", name), []).append(name)
@@ -281,6 +324,8 @@ def _dataset(name: str, rows: pd.DataFrame) -> Dataset:
     """One dataset from its H5D records; Darshan right-aligns dimensions in D1..D5."""
     row = rows.iloc[0]
     ndims = int(row["H5D_DATASPACE_NDIMS"])
+    if not 0 <= ndims <= 5:
+        ndims = 0  # a corrupt count: Darshan records at most 5 dimensions, D1..D5
     dims = [f"D{i}" for i in range(6 - ndims, 6)] if ndims else []
     chunks = tuple(int(row[f"H5D_CHUNK_SIZE_{d}"]) for d in dims)
     return Dataset(
@@ -288,7 +333,7 @@ def _dataset(name: str, rows: pd.DataFrame) -> Dataset:
         ndims=ndims,
         npoints=int(row["H5D_DATASPACE_NPOINTS"]),
         itemsize=int(row["H5D_DATATYPE_SIZE"]),
-        chunks=chunks if any(chunks) else None,
+        chunks=chunks if chunks and all(c > 0 for c in chunks) else None,
         access=tuple(int(row[f"H5D_ACCESS1_LENGTH_{d}"]) for d in dims),
         access_count=int(_sum(rows, "H5D_ACCESS1_COUNT")),
         bytes_written=int(_sum(rows, "H5D_BYTES_WRITTEN")),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from iotune import codecs
 from iotune.errors import UsageError
@@ -28,15 +28,7 @@ Kind = Literal["size", "count", "enum", "shape", "name", "fraction"]
 Group = Literal["format", "cache", "parallel", "file system", "MPI", "object store", "workload"]
 Parser = Callable[[object, str, "Workload"], Any]
 KINDS: tuple[str, ...] = ("size", "count", "enum", "shape", "name", "fraction")
-GROUPS: tuple[str, ...] = (
-    "format",
-    "cache",
-    "parallel",
-    "file system",
-    "MPI",
-    "object store",
-    "workload",
-)
+GROUPS: tuple[str, ...] = get_args(Group)
 
 
 @dataclass(frozen=True)
@@ -154,19 +146,14 @@ INFLIGHT = "requests in flight (zarr async.concurrency, GET and upload concurren
 PART = "multipart part size (uploads) and ranged-GET size (full reads)"
 COALESCE = "largest gap between byte ranges merged into one GET"
 READ_BLOCK = "fsspec file block size: bytes per GET of a read"
+WL: Group = "workload"
+SHARE = "share of the workload"
 
 
 PARAMETERS: dict[str, ParameterDef] = _declare(
     ParameterDef("chunks", "shape", "format", "chunk shape", parsers.parse_chunks, [8, 32, 32]),
     ParameterDef("shards", "shape", "format", "shard shape", parsers.parse_shards, [8, 64, 64]),
-    ParameterDef(
-        "transfer_size",
-        "size",
-        "format",
-        "bytes per I/O call",
-        parsers.positive,
-        "1MiB",
-    ),
+    ParameterDef("transfer_size", "size", "format", "bytes per I/O call", parsers.positive, "1MiB"),
     ParameterDef(
         "codec",
         "enum",
@@ -191,15 +178,7 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
     ),
     # the share of the workload a trial writes (Sweep.workload_at): a grid records
     # cheap trials beside full-size ones; iotune tune climbs it as its rungs
-    ParameterDef(
-        "fidelity",
-        "fraction",
-        "workload",
-        "share of the workload",
-        parsers.parse_fidelity,
-        0.125,
-        generic=True,
-    ),
+    ParameterDef("fidelity", "fraction", WL, SHARE, parsers.parse_fidelity, 0.125, generic=True),
     # parallel I/O (the mpiio backend; IOR's vocabulary)
     ParameterDef("nprocs", "count", "parallel", "MPI processes", parsers.count(1, 65536), 4),
     ParameterDef("block_size", "size", "parallel", "bytes per rank", parsers.positive, "4MiB"),

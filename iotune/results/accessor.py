@@ -371,16 +371,13 @@ class IotuneAccessor:
     def _candidates(self, weights: Mapping[str, float]) -> list[Candidate]:
         flat, dims = self._flat(), list(self.swept)
         npts = flat.sizes["point"]
-        values = {
-            m: flat.iotune.metric(m).transpose("point", ...).values.reshape(npts, -1)
-            for m in weights
-        }
+        metric = flat.iotune.metric
+        values = {m: metric(m).transpose("point", ...).values.reshape(npts, -1) for m in weights}
         ok = np.ones(npts, dtype=bool)
         if "status" in flat:
             ok &= flat["status"].transpose("point", ...).values.astype(str) == "ok"
         if "fidelity" in flat.coords:  # cheap trials inform a search; only full size is picked
-            share = flat["fidelity"].transpose("point", ...).values.astype(float)
-            ok &= share >= np.nanmax(share)
+            ok &= (share := flat["fidelity"].values.astype(float)) >= np.nanmax(share)
         bounds = {m: intervals(flat, m) for m in weights}
         found = []
         for i, numbers in figures(values, weights, ok).items():

@@ -128,15 +128,12 @@ _PATTERN_VARS: dict[str, tuple[str | None, str]] = {
     "read_MiBps_ci_low": ("MiB/s", f"read throughput: lower {_INTERVAL}"),
     "read_MiBps_ci_high": ("MiB/s", f"read throughput: upper {_INTERVAL}"),
 }
+_STOPS = "fixed, precision, max_repeats, interrupted, stopped_early (hopeless: not precise)"
 _POINT_VARS: dict[str, tuple[str | None, str]] = {
     "write_MiBps_ci_low": ("MiB/s", f"write throughput: lower {_INTERVAL}"),
     "write_MiBps_ci_high": ("MiB/s", f"write throughput: upper {_INTERVAL}"),
     "repeats_used": ("1", "timed repeats the trial ran (after its untimed warm-up)"),
-    "repeats_stop": (
-        None,
-        "why the repeats stopped: fixed, precision, max_repeats, interrupted or stopped_early "
-        "(hopeless beyond noise after its first repeats: not a precise figure)",
-    ),
+    "repeats_stop": (None, f"why the repeats stopped: {_STOPS}"),
     "trial_s": ("s", "the trial's wall time: writes, reads, launches and every repeat"),
     "file_bytes": ("bytes", "stored size"),
     "ratio": ("1", "compression ratio (raw/stored)"),
@@ -193,8 +190,7 @@ def _empty(shape: tuple[int, ...], npat: int, nrep: int) -> dict[str, np.ndarray
     arrays["read_bytes"] = np.full((*shape, npat), np.nan)
     arrays["read_ops"] = np.full((*shape, npat), np.nan)
     arrays["file_bytes"] = np.full(shape, np.nan)
-    arrays["repeats_used"] = np.full(shape, np.nan)
-    arrays["trial_s"] = np.full(shape, np.nan)
+    arrays["repeats_used"], arrays["trial_s"] = np.full(shape, np.nan), np.full(shape, np.nan)
     for name in ("write_MiBps_ci_low", "write_MiBps_ci_high"):
         arrays[name] = np.full(shape, np.nan)
     for name in ("read_MiBps_ci_low", "read_MiBps_ci_high"):
@@ -279,14 +275,9 @@ def _fill_intervals(
             arrays[low][where], arrays[high][where] = interval
     arrays["repeats_used"][index] = len(result.write)
     arrays["trial_s"][index] = result.seconds if result.seconds > 0 else np.nan
-    if result.stop:  # decided by the scheduler (interleaved trials)
-        arrays["repeats_stop"][index] = result.stop
-    elif not measure.adaptive:
-        arrays["repeats_stop"][index] = "fixed"
-    elif precision.precise(result, measure.precision):
-        arrays["repeats_stop"][index] = "precision"
-    else:
-        arrays["repeats_stop"][index] = "max_repeats"
+    adaptive = "precision" if precision.precise(result, measure.precision) else "max_repeats"
+    # the scheduler's reason (interleaved trials) or the search's (stopped_early) first
+    arrays["repeats_stop"][index] = result.stop or (adaptive if measure.adaptive else "fixed")
 
 
 WARMUP = (

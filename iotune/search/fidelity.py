@@ -12,7 +12,8 @@ lowest one already gives).  Only full-size measurements are ever recommended.
 Low fidelity is trusted only as far as it ranks like full size: whenever a
 configuration is measured at full size, the ladder computes Spearman's rank
 correlation between the entry rung's scores and the full-size ones over the
-configurations measured at both.  With at least :data:`MIN_PAIRS` pairs and a
+configurations measured at both (the controls give it a spread: the cheap
+rung's best alone are too alike to rank).  With at least :data:`MIN_PAIRS` pairs and a
 correlation below :data:`MIN_RHO`, the entry moves up one rung (to full size
 when there is no rung between), the sampler relearns from that rung only, and
 the search says so.  With fewer pairs the correlation is reported, unjudged.
@@ -38,8 +39,10 @@ CLIMB = 2
 TOP_SCALE = 0.75
 #: pairs (the entry rung's score, the full-size score) before the correlation is judged
 MIN_PAIRS = 6
+#: controls among them (the cheap rung's best alone are too alike to rank)
+MIN_CONTROLS = 2
 #: below this Spearman correlation a rung is not trusted
-MIN_RHO = 0.2
+MIN_RHO = 0.1
 
 
 @dataclass
@@ -51,6 +54,8 @@ class Ladder:
     level: int = 0
     #: why a rung was dropped ('' while the lowest is trusted)
     fallback: str = ""
+    #: trials asked before the last rung was dropped (-1: none was)
+    dropped_at: int = -1
     #: Spearman correlation with full size per lower rung: (rho, pairs)
     correlation: dict[float, tuple[float, int]] = field(default_factory=dict)
 
@@ -89,8 +94,12 @@ class Ladder:
             found.append((visit, float(self.top), tied))  # type: ignore[arg-type]
         return found
 
-    def check(self, state: State) -> str:
-        """Judge the entry rung against full size; a message when it is dropped."""
+    def check(self, state: State, controls: set[tuple]) -> str:
+        """Judge the entry rung against full size; a message when it is dropped.
+
+        ``controls`` are the configurations taken to full size as controls: the
+        rung is judged once :data:`MIN_PAIRS` pairs include :data:`MIN_CONTROLS`.
+        """
         if not self.multi:
             return ""
         goal, rung = state.goal, self.entry
@@ -100,7 +109,8 @@ class Ladder:
             return ""
         rho = spearman([p[0] for p in pairs], [p[1] for p in pairs])
         self.correlation[float(rung)] = (rho, len(pairs))  # type: ignore[arg-type]
-        if len(pairs) < MIN_PAIRS or not rho < MIN_RHO:
+        judged = sum(1 for _s, v in state.ranked(rung) if v.config in full and v.config in controls)
+        if len(pairs) < MIN_PAIRS or judged < MIN_CONTROLS or not rho < MIN_RHO:
             return ""
         self.level += 1
         then = f"fidelity {self.entry:g}" if self.multi else "full size"

@@ -23,15 +23,15 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
 from iotune.model.records import EarlyStop, Trial, TrialResult, TrialTask
-from iotune.model.spec import SearchSpec, Sweep
+from iotune.model.spec import Sweep
 from iotune.search.budget import Budget
 from iotune.search.fidelity import CLIMB, TOP_SCALE, Ladder
+from iotune.search.outcome import Outcome, Step
 from iotune.search.prior import SEEDS, Prior, PriorPoint, calibrate
 from iotune.search.space import Resolved, Space
 from iotune.search.state import CONFIRM, Goal, State, Visit
@@ -41,58 +41,6 @@ from iotune.search.strategies import Proposer
 class Measurer(Protocol):
     def measure(self, tasks: Sequence[TrialTask]) -> Iterator[TrialResult]:
         """Run ``tasks``; yield each result (in any order) as it is final."""
-
-
-@dataclass
-class Step:
-    """One trial of the search, in the order asked."""
-
-    id: str
-    visit: Visit
-    kind: str  # explore | prior | promote | remeasure
-    handle: Any = None  # the sampler's trial
-    score: float = math.nan  # this trial's own log score
-    leader: int = -1  # the visit leading once this trial was told
-    result: TrialResult | None = None
-
-    @property
-    def seconds(self) -> float:
-        """What the trial cost (0 until measured)."""
-        return self.result.seconds if self.result is not None else 0.0
-
-
-@dataclass
-class Outcome:
-    """What a search did: its visits, its trials in order, and its pick."""
-
-    search: SearchSpec
-    limit: Budget
-    space_size: int
-    applicable: int
-    state: State
-    ladder: Ladder
-    steps: list[Step] = field(default_factory=list)
-    #: earlier results that seeded the search: what each was and how it was scaled
-    prior: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def budget(self) -> float:
-        """The budget in its unit (:attr:`limit`'s: trials or seconds)."""
-        return self.limit.total
-
-    @property
-    def spent(self) -> float:
-        """What the trials cost, in the budget's unit."""
-        return self.limit.used(self.steps)
-
-    @property
-    def seconds(self) -> float:
-        """Wall time of every trial measured."""
-        return sum(s.seconds for s in self.steps)
-
-    @property
-    def recommended(self) -> Visit | None:
-        return self.state.leader()
 
 
 class Search:
@@ -224,8 +172,25 @@ class Search:
             steps += self._remeasures(steps, k)
         rest = [p for p in promotions if not p[2]]
         while len(steps) < k and rest and room:  # the race is settled: one more
-            steps.append(self._promoted(*rest.pop(0)[:2]))
+            steps.append(
+                self._control(rest) if self._control_due() else self._promoted(*rest.pop(0)[:2])
+            )
         return steps or self._confirm()
+
+    def _control_due(self) -> bool:
+        """Every other extra promotion is a control: the climbed configurations are the
+        cheap rung's best, too alike for a rank correlation to say anything alone."""
+        kinds = [s.kind for s in self.out.steps if s.kind in ("promote", "control")]
+        return len(kinds) >= CLIMB and kinds.count("control") * 2 < len(kinds) - CLIMB + 1
+
+    def _control(self, rest: list[tuple[Visit, float, bool]]) -> Step:
+        """A configuration from the cheap rung's lower half, at random, to full size."""
+        lower = rest[len(rest) // 2 :] or rest
+        pick = lower[int(self.rng.integers(len(lower)))]
+        rest.remove(pick)
+        step = self._promoted(*pick[:2])
+        step.kind = "control"
+        return step
 
     def _fill(self, steps: list[Step], k: int) -> list[Step]:
         """``steps`` filled up to ``k``: the prior's seeds, then what the sampler asks."""
@@ -349,8 +314,10 @@ class Search:
         elif step.kind in ("explore", "prior"):
             self.proposer.add(step.visit.coords, step.score, over_size=over)
         at_top = step.visit.fidelity == self.out.state.top
-        if at_top and self.out.ladder.check(self.out.state):  # low fidelity dropped
-            self.proposer.reseed(self._told(), [])  # the sampler learns full size only
+        controls = {s.visit.config for s in self.out.steps if s.kind == "control"}
+        if at_top and self.out.ladder.check(self.out.state, controls):  # low fidelity dropped
+            self.out.ladder.dropped_at = len(self.out.steps)
+            self.proposer.reseed(self._told(), [])  # the sampler learns the new entry only
         leader = self.out.state.leader()
         step.leader = -1 if leader is None else leader.index
 
@@ -417,7 +384,7 @@ def _focus_plan(sweep: Sweep, space: Space) -> dict[str, Any] | None:
     """Values that hold still while the focus parameters are explored first: the
     spec's ``baseline`` (the application's settings), else each parameter's first."""
     assert sweep.search is not None
-    focus = set(sweep.search.focus)
+    focus = set(sweep.search.focus) & set(space.names)  # a held parameter is not explored
     if not focus:
         return None
     held = {}

@@ -31,7 +31,7 @@ from iotune.model.records import TrialResult
 from iotune.model.spec import Sweep
 from iotune.results.dataset import to_dataset
 from iotune.runner.plan import GridPoint, Plan
-from iotune.search.loop import Outcome
+from iotune.search.outcome import Outcome
 from iotune.search.space import Space
 from iotune.search.state import CONFIRM, Visit
 

@@ -26,7 +26,6 @@ from iotune.model.spec import (
     SPEC_VERSION,
     TOP_KEYS,
     MeasureSpec,
-    Parameter,
     ReadSpec,
     Sweep,
     Workload,
@@ -274,7 +273,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
             description=description,
             hints=hints if "hints" in data else {},
             baseline=parse_baseline(data.get("baseline"), parameters, workload),
-            search=parse_search(data["search"], metrics, _swept(parameters))
+            search=parse_search(data["search"], metrics, tuple(p.name for p in parameters))
             if "search" in data
             else None,
             storage=storage,
@@ -324,8 +323,3 @@ def load_spec(path: str | Path) -> Sweep:
             source=str(path),
         ) from err
     return load_spec_text(text, source=str(path))
-
-
-def _swept(parameters: tuple[Parameter, ...]) -> tuple[str, ...]:
-    """The parameters with more than one value: what ``search.focus`` may name."""
-    return tuple(p.name for p in parameters if len(p.values) > 1)

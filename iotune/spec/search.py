@@ -52,7 +52,8 @@ def parse_search(
     value: object, metrics: tuple[str, ...], swept: tuple[str, ...] = ()
 ) -> SearchSpec:
     """Validate the ``search`` section; ``metrics`` are those the reads measure,
-    ``swept`` the parameters with values to search (what ``focus`` may name).
+    ``swept`` the spec's parameters (what ``focus`` may name; one held at a single
+    value, by an override say, is simply not explored).
 
     Raises
     ------
@@ -131,12 +132,12 @@ def _names(value: object, path: str, what: str) -> tuple[str, ...]:
 
 
 def _focus(value: object, swept: tuple[str, ...]) -> tuple[str, ...]:
-    names = _names(value, "search.focus", "a list of swept parameter names")
+    names = _names(value, "search.focus", "a list of the spec's parameter names")
     for name in names:
         if name not in swept:
             raise fail(
                 "search.focus",
-                f"{name!r} is not a swept parameter; allowed: {', '.join(swept) or 'none'}",
+                f"{name!r} is not a parameter of the spec; allowed: {', '.join(swept) or 'none'}",
             )
     return names
 

@@ -1,0 +1,65 @@
+"""What a search did: its trials in order (:class:`Step`) and its :class:`Outcome`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from iotune.model.records import TrialResult
+from iotune.model.spec import SearchSpec
+from iotune.search.budget import Budget
+from iotune.search.fidelity import Ladder
+from iotune.search.state import State, Visit
+
+
+@dataclass
+class Step:
+    """One trial of the search, in the order asked."""
+
+    id: str
+    visit: Visit
+    kind: str  # explore | prior | promote | remeasure
+    handle: Any = None  # the sampler's trial
+    score: float = math.nan  # this trial's own log score
+    leader: int = -1  # the visit leading once this trial was told
+    result: TrialResult | None = None
+
+    @property
+    def seconds(self) -> float:
+        """What the trial cost (0 until measured)."""
+        return self.result.seconds if self.result is not None else 0.0
+
+
+@dataclass
+class Outcome:
+    """What a search did: its visits, its trials in order, and its pick."""
+
+    search: SearchSpec
+    limit: Budget
+    space_size: int
+    applicable: int
+    state: State
+    ladder: Ladder
+    steps: list[Step] = field(default_factory=list)
+    #: earlier results that seeded the search: what each was and how it was scaled
+    prior: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def budget(self) -> float:
+        """The budget in its unit (:attr:`limit`'s: trials or seconds)."""
+        return self.limit.total
+
+    @property
+    def spent(self) -> float:
+        """What the trials cost, in the budget's unit."""
+        return self.limit.used(self.steps)
+
+    @property
+    def seconds(self) -> float:
+        """Wall time of every trial measured."""
+        return sum(s.seconds for s in self.steps)
+
+    @property
+    def recommended(self) -> Visit | None:
+        return self.state.leader()
