@@ -46,9 +46,9 @@ class Outcome:
     prior: list[dict[str, Any]] = field(default_factory=list)
 
     @property
-    def budget(self) -> float:
-        """The budget in its unit (:attr:`limit`'s: trials or seconds)."""
-        return self.limit.total
+    def budget(self) -> int | float:
+        """The budget in its unit: trials (an integer) or seconds."""
+        return self.limit.trials if self.limit.trials is not None else self.limit.total
 
     @property
     def spent(self) -> float:
