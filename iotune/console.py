@@ -209,7 +209,10 @@ def _search_notes(ds: xr.Dataset) -> list[str]:
     if rungs:
         kinds = [str(k) for k in ds["search_kind"].values]
         shown = ", ".join(f"{r:g}" for r in rungs)
-        notes.append(f"fidelity rungs {shown}: {kinds.count('promote')} promotions")
+        notes.append(
+            f"fidelity rungs {shown}: {kinds.count('promote')} promotions to full size, "
+            f"{kinds.count('control')} controls"
+        )
         if attrs.get("search_fidelity_fallback"):
             notes.append(str(attrs["search_fidelity_fallback"]))
     if "repeats_stop" in ds:

@@ -82,7 +82,7 @@ def goal_of(sweep: Sweep, search: SearchSpec) -> Goal:
         max_error=search.max_error,
         min_digits=search.min_digits,
     )
-    return Goal(goal.weights, goal.limits)
+    return Goal(goal.weights, goal.limits, full_bytes=sweep.workload.nbytes)
 
 
 def task_maker(sweep: Sweep, scratch: str) -> Callable[[Trial], TrialTask]:
@@ -152,12 +152,19 @@ class ExecutorMeasurer:
     def __init__(self, executor: Any, journal: Journal, bar: Any, on_result: Any) -> None:
         self.executor, self.journal, self.bar, self.on_result = executor, journal, bar, on_result
         self.timed = False  # the bar counts seconds (a time budget), not trials
+        self.shown, self.total = 0, 0.0
+
+    def _advance(self, amount: float) -> None:
+        """Move the bar by whole units as their fractions add up (cheap trials take 0.1 s)."""
+        self.total += amount
+        self.bar.update(int(self.total) - self.shown)
+        self.shown = int(self.total)
 
     def measure(self, tasks: Sequence[TrialTask]) -> Iterator[TrialResult]:
         for result in self.executor.map(tasks):
             self.journal.append(result)
             if self.bar is not None:
-                self.bar.update(round(result.seconds) if self.timed else 1)
+                self._advance(result.seconds if self.timed else 1.0)
                 if result.status != "ok":
                     self.bar.write(f"trial {result.id} failed: {result.error}")
             if self.on_result is not None:
@@ -232,10 +239,9 @@ def run_search(
             done = sum(r.seconds for r in journal.done.values()) if measurer.timed else 0
             unit = "s" if measurer.timed else "trial"
             total = round(search.out.budget)
-            bar = session.progress(
-                total, round(done) or len(journal.done), unit=unit, enabled=progress
-            )
-            measurer.bar = bar
+            start = int(done) if measurer.timed else len(journal.done)
+            measurer.shown, measurer.total = start, float(done if measurer.timed else start)
+            measurer.bar = session.progress(total, start, unit=unit, enabled=progress)
             search.run()
     assert session.dataset is not None
     return session.dataset

@@ -14,12 +14,17 @@ serially), never more.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from iotune.model.spec import SearchSpec
+
+logger = logging.getLogger(__name__)
+#: batches in a row that cost no time before a time-budgeted search gives up
+IDLE = 20
 
 
 class Spent(Protocol):
@@ -82,3 +87,22 @@ class Budget:
         if self.trials is not None:
             return min(k, max(0, int(left - confirm)))
         return k if left > confirm else 0
+
+
+class Idle:
+    """Notices a time budget that would never be spent: :data:`IDLE` batches in a row
+    that cost nothing (every trial failing at once)."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget, self.free = budget, 0
+
+    def after(self, batch: Sequence[Spent]) -> bool:
+        """Whether the search should end after ``batch`` (and it says why)."""
+        if self.budget.seconds is None or any(s.seconds > 0 for s in batch):
+            self.free = 0
+            return False
+        self.free += 1
+        if self.free < IDLE:
+            return False
+        logger.warning("search: %d batches cost no time (every trial failing): stopping", IDLE)
+        return True

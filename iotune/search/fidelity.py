@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -72,6 +74,20 @@ class Ladder:
     def entry(self) -> float | None:
         """The fidelity a new configuration is measured at."""
         return self.rungs[self.level]
+
+    def top_cost(self, steps: Sequence[Any]) -> float:
+        """A full-size trial's typical wall time: measured, else scaled up from the entry
+        rung's trials that ran every repeat (an early stop is not a typical cost)."""
+        for rung in (self.top, self.entry):
+            costs = [
+                s.seconds
+                for s in steps
+                if s.result and s.visit.fidelity == rung and s.result.stop != "stopped_early"
+            ]
+            if costs:
+                scale = 1.0 if rung == self.top else TOP_SCALE * (self.top or 1) / (rung or 1)
+                return float(np.mean(costs)) * scale
+        return 0.0
 
     def promotions(self, state: State, taken: set[tuple]) -> list[tuple[Visit, float, bool]]:
         """The entry rung's configurations not yet at full size, best first, each with

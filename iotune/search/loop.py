@@ -29,8 +29,8 @@ import numpy as np
 
 from iotune.model.records import EarlyStop, Trial, TrialResult, TrialTask
 from iotune.model.spec import Sweep
-from iotune.search.budget import Budget
-from iotune.search.fidelity import CLIMB, TOP_SCALE, Ladder
+from iotune.search.budget import Budget, Idle
+from iotune.search.fidelity import CLIMB, Ladder
 from iotune.search.outcome import Outcome, Step
 from iotune.search.prior import SEEDS, Prior, PriorPoint, calibrate
 from iotune.search.space import Resolved, Space
@@ -87,9 +87,15 @@ class Search:
         self.parallel = max(1, parallel)
         self.exhausted = False
         self.repeats = sweep.measure.repeats if not sweep.measure.adaptive else 0
-        self.focus = _focus_plan(sweep, self.space)
+        self.focus = self.space.held_for(sweep.search.focus)
         self.prior = list(prior)
+        # recorded now, so results say where the prior came from even if stopped early
+        self.out.prior = calibrate(self.prior, self.out.state, self.out.ladder.entry)
+        for record in self.out.prior:
+            del record["points"]
         self._ranked_prior: list[dict[str, Any]] = []
+        self._unfit: set[tuple] = set()
+        self._idle = Idle(budget)
         self._seeds = [p.points[i] for i in range(SEEDS) for p in self.prior if i < len(p.points)]
         self._earlier = earlier
 
@@ -110,6 +116,8 @@ class Search:
             for step in batch:
                 self._record(step)
             self._measure(batch)
+            if self._idle.after(batch):
+                break
         return self.out
 
     # --- choosing trials ----------------------------------------------------------
@@ -163,18 +171,20 @@ class Search:
         promotions = ladder.promotions(state, self._taken())
         at_top = {v.config for v in state.visits.values() if v.fidelity == ladder.top}
         while len(steps) < k and promotions and len(at_top) + len(steps) < CLIMB:
-            steps.append(self._promoted(*promotions.pop(0)[:2]))
-        room = self.out.limit.room_after(self.out.steps, 1, (CONFIRM - 1) * self._top_cost())
+            steps += filter(None, [self._promoted(*promotions.pop(0)[:2])])
+        limit = self.out.limit
+        room = limit.room_after(
+            self.out.steps, 1, (CONFIRM - 1) * (self._top_cost() if limit.seconds else 1)
+        )
         tied = [p for p in promotions if p[2]]
         while len(steps) < k and tied and room:
-            steps.append(self._promoted(*tied.pop(0)[:2]))
+            steps += filter(None, [self._promoted(*tied.pop(0)[:2])])
         if len(steps) < k:
             steps += self._remeasures(steps, k)
         rest = [p for p in promotions if not p[2]]
         while len(steps) < k and rest and room:  # the race is settled: one more
-            steps.append(
-                self._control(rest) if self._control_due() else self._promoted(*rest.pop(0)[:2])
-            )
+            step = self._control(rest) if self._control_due() else self._promoted(*rest.pop(0)[:2])
+            steps += filter(None, [step])
         return steps or self._confirm()
 
     def _control_due(self) -> bool:
@@ -183,13 +193,14 @@ class Search:
         kinds = [s.kind for s in self.out.steps if s.kind in ("promote", "control")]
         return len(kinds) >= CLIMB and kinds.count("control") * 2 < len(kinds) - CLIMB + 1
 
-    def _control(self, rest: list[tuple[Visit, float, bool]]) -> Step:
+    def _control(self, rest: list[tuple[Visit, float, bool]]) -> Step | None:
         """A configuration from the cheap rung's lower half, at random, to full size."""
         lower = rest[len(rest) // 2 :] or rest
         pick = lower[int(self.rng.integers(len(lower)))]
         rest.remove(pick)
         step = self._promoted(*pick[:2])
-        step.kind = "control"
+        if step is not None:
+            step.kind = "control"
         return step
 
     def _fill(self, steps: list[Step], k: int) -> list[Step]:
@@ -206,12 +217,16 @@ class Search:
         return steps
 
     def _taken(self) -> set[tuple]:
-        """Each configuration at each fidelity asked so far."""
-        return {(v.config, v.fidelity) for v in self.out.state.visits.values()}
+        """Each configuration at each fidelity asked so far (or that does not apply)."""
+        return {(v.config, v.fidelity) for v in self.out.state.visits.values()} | self._unfit
 
-    def _promoted(self, visit: Visit, fidelity: float) -> Step:
+    def _promoted(self, visit: Visit, fidelity: float) -> Step | None:
+        """``visit``'s configuration at ``fidelity``; None where it does not apply there
+        (a backend may refuse the full-size workload: then it is never asked again)."""
         found = self.space.resolve({**visit.coords, "fidelity": fidelity})
-        assert isinstance(found, Resolved)  # a configuration applies at every fidelity
+        if isinstance(found, str):
+            self._unfit.add((visit.config, fidelity))
+            return None
         return self._step(self.out.state.visit(found.coords, found.trial), "promote")
 
     def _seeded(self, point: PriorPoint) -> Step | None:
@@ -269,19 +284,7 @@ class Search:
             self.log({"id": step.id, "kind": step.kind, "coords": step.visit.coords})
 
     def _top_cost(self) -> float:
-        """A full-size trial's typical wall time: measured, else scaled up from the entry
-        rung's trials that ran every repeat (an early stop is not a typical cost)."""
-        ladder = self.out.ladder
-        for rung in (ladder.top, ladder.entry):
-            costs = [
-                s.seconds
-                for s in self.out.steps
-                if s.result and s.visit.fidelity == rung and s.result.stop != "stopped_early"
-            ]
-            if costs:
-                scale = 1.0 if rung == ladder.top else TOP_SCALE * (ladder.top or 1) / (rung or 1)
-                return float(np.mean(costs)) * scale
-        return 0.0
+        return self.out.ladder.top_cost(self.out.steps)
 
     # --- measuring and telling ---------------------------------------------------
 
@@ -308,7 +311,7 @@ class Search:
         step.score = goal.score([result]) if result.status == "ok" else math.nan
         over = 0.0
         if "max_size" in goal.limits and result.file_bytes is not None:
-            over = float(result.file_bytes - goal.limits["max_size"])
+            over = float(goal.full_size(result) - goal.limits["max_size"])
         if step.kind == "explore" and step.handle is not None:
             self.proposer.tell(step.handle, step.score, over_size=over)
         elif step.kind in ("explore", "prior"):
@@ -317,6 +320,7 @@ class Search:
         controls = {s.visit.config for s in self.out.steps if s.kind == "control"}
         if at_top and self.out.ladder.check(self.out.state, controls):  # low fidelity dropped
             self.out.ladder.dropped_at = len(self.out.steps)
+            self.exhausted = False  # the configurations are new again at the next rung
             self.proposer.reseed(self._told(), [])  # the sampler learns the new entry only
         leader = self.out.state.leader()
         step.leader = -1 if leader is None else leader.index
@@ -364,7 +368,7 @@ class Search:
             step = Step(record["id"], visit, record["kind"])
             self.out.steps.append(step)
             if record["kind"] == "prior":
-                self._seeds = [p for p in self._seeds if not _same(p, visit)]
+                self._seeds = [p for p in self._seeds if not p.matches(visit.coords)]
             if record["id"] in done:
                 self._tell(step, done[record["id"]])
             else:
@@ -374,22 +378,3 @@ class Search:
 
 def _new(found: Resolved | str, skip: set[str]) -> bool:
     return not isinstance(found, str) and found.trial.id not in skip
-
-
-def _same(point: PriorPoint, visit: Visit) -> bool:
-    return all(str(visit.coords.get(k)) == str(v) for k, v in point.coords.items())
-
-
-def _focus_plan(sweep: Sweep, space: Space) -> dict[str, Any] | None:
-    """Values that hold still while the focus parameters are explored first: the
-    spec's ``baseline`` (the application's settings), else each parameter's first."""
-    assert sweep.search is not None
-    focus = set(sweep.search.focus) & set(space.names)  # a held parameter is not explored
-    if not focus:
-        return None
-    held = {}
-    for dim in space.dims:
-        if dim.name not in focus:
-            wanted = sweep.baseline.get(dim.name)
-            held[dim.name] = wanted if wanted in dim.labels else dim.labels[0]
-    return held

@@ -47,6 +47,10 @@ class PriorPoint:
     source: str
     seed: bool = False
 
+    def matches(self, coords: Mapping[str, Any]) -> bool:
+        """Whether ``coords`` (a visit's) are this configuration."""
+        return all(str(coords.get(k)) == str(v) for k, v in self.coords.items())
+
 
 @dataclass(frozen=True)
 class Prior:

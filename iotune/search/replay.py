@@ -78,10 +78,12 @@ class ReplayMeasurer:
         if i is None:
             return TrialResult(trial.id, "failed", "not a measured point of the replayed grid")
         status = str(self.arrays["status"][i])
-        if status != "ok":
-            return TrialResult(trial.id, "failed", str(self.arrays["error"][i]) or status)
         writes = self.arrays["write_MiBps"][i]
         good = np.flatnonzero(np.isfinite(writes))
+        if status != "ok" or not good.size:  # a failure costs time too
+            failed = TrialResult(trial.id, "failed", str(self.arrays["error"][i]) or status)
+            failed.busy_s = self._cost(i)
+            return failed
         digest = int(hashlib.sha256(trial.id.encode()).hexdigest()[:12], 16)
         rng = np.random.default_rng([self.seed, digest])
         drawn = rng.choice(good, size=good.size, replace=True)
@@ -93,9 +95,19 @@ class ReplayMeasurer:
                     result, part.stop = part, "stopped_early"
                     break
         # the recorded wall time of this configuration at this fidelity, per repeat run
-        seconds = float(self.arrays.get("trial_s", np.full(i + 1, np.nan))[i])
-        result.busy_s = seconds * len(result.write) / drawn.size if np.isfinite(seconds) else 0.0
+        result.busy_s = self._cost(i) * len(result.write) / drawn.size
         return result
+
+    def _cost(self, i: int) -> float:
+        """Point ``i``'s recorded wall time; where the grid has none (a failure, a merged
+        older grid), the grid's median, so no trial is free and no budget is endless."""
+        times = self.arrays.get("trial_s")
+        if times is None:
+            return 0.0  # no time budget is allowed on such a grid (tuning.replay_outcome)
+        if np.isfinite(times[i]):
+            return float(times[i])
+        finite = times[np.isfinite(times)]
+        return float(np.median(finite)) if finite.size else 0.0
 
     def _result(self, trial_id: str, i: int, drawn: np.ndarray) -> TrialResult:
         write = [{k: float(self.arrays[v][i][r]) for k, v in _WRITE.items()} for r in drawn]

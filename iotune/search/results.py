@@ -107,8 +107,9 @@ def _order(outcome: Outcome) -> dict[str, Any]:
             "trial",
             np.array([s.kind for s in steps], dtype=object),
             {
-                "long_name": "explore (a new point), prior (a point of earlier results), "
-                "promote (a point to the next fidelity) or remeasure (a leader again)"
+                "long_name": "explore (a new point), prior (a point of earlier results), promote "
+                "or control (to full size: the best, or a check on the cheap rung's ranking) "
+                "or remeasure (a leader again)"
             },
         ),
         "search_score": (
@@ -174,7 +175,7 @@ def _ladder(outcome: Outcome) -> dict[str, Any]:
         "search_fidelity_rungs": json.dumps(list(ladder.rungs)),
         "search_rank_correlation": json.dumps(
             {
-                f"{k:g}": {"spearman": rho, "configurations": n}
+                f"{k:g}": {"spearman": rho if math.isfinite(rho) else None, "configurations": n}
                 for k, (rho, n) in ladder.correlation.items()
             }
         ),

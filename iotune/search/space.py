@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from iotune.errors import NotApplicable
+from iotune.errors import NotApplicable, SpecError
 from iotune.model.records import Trial
 from iotune.model.spec import Sweep
 from iotune.runner.plan import _resolve, trial_id
@@ -74,6 +74,12 @@ class Space:
         swept = [p for p in sweep.swept if p.name != "fidelity"]
         rungs = next((p.values for p in sweep.swept if p.name == "fidelity"), ())
         self.rungs: tuple[float, ...] = tuple(sorted(float(v) for v in rungs))
+        if self.rungs and self.rungs[-1] != 1:
+            raise SpecError(
+                "parameters.fidelity",
+                f"{list(self.rungs)}: a search climbs to full size and recommends only there; "
+                "allowed: shares ending at 1, like [0.125, 0.5, 1]",
+            )
         dims = [Dimension(p.name, p.values, p.labels()) for p in swept]
         if len(sweep.backends) > 1:
             dims.insert(0, Dimension("backend", sweep.backends, sweep.backends))
@@ -151,6 +157,20 @@ class Space:
         again = self._resolve(coords)
         same = isinstance(again, Resolved) and again.trial.id == found.trial.id
         return Resolved(coords, found.trial) if same else found
+
+    def held_for(self, focus: tuple[str, ...]) -> dict[str, Any] | None:
+        """Values that hold still while the ``focus`` parameters are explored first: the
+        spec's ``baseline`` (the application's settings), else each parameter's first.
+        None without focus; a focused parameter held at one value is not explored."""
+        names = set(focus) & set(self.names)
+        if not names:
+            return None
+        held = {}
+        for dim in self.dims:
+            if dim.name not in names:
+                wanted = self.sweep.baseline.get(dim.name)
+                held[dim.name] = wanted if wanted in dim.labels else dim.labels[0]
+        return held
 
     def random_point(self, rng: np.random.Generator) -> dict[str, Any]:
         return {d.name: d.labels[int(rng.integers(len(d.labels)))] for d in self.dims}

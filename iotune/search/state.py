@@ -69,6 +69,15 @@ class Goal:
 
     weights: Mapping[str, float]
     limits: Mapping[str, Any] = field(default_factory=dict)
+    #: the full-size workload's bytes: a cheap trial's stored size is judged scaled up
+    full_bytes: int = 0
+
+    def full_size(self, result: TrialResult) -> float:
+        """What ``result``'s configuration stores at full size (its own size when full)."""
+        stored = float(result.file_bytes or 0)
+        if self.full_bytes and result.raw_bytes and result.raw_bytes != self.full_bytes:
+            return stored * self.full_bytes / result.raw_bytes
+        return stored
 
     def repeat_scores(self, results: list[TrialResult]) -> np.ndarray:
         """Log score of each repeat of ``results``, pooled; empty if a metric is missing."""
@@ -100,13 +109,13 @@ class Goal:
         ok = visit.ok
         if not ok:
             return False
-        stored = ok[0].file_bytes or 0
+        stored = self.full_size(ok[0])
         if "max_size" in self.limits and stored > self.limits["max_size"]:
             return False
         if not lossless_or_within(errors_of_result(ok[0]), self.limits):
             return False
-        if "max_ratio_loss" in self.limits and stored:
-            ratio = ok[0].raw_bytes / stored
+        if "max_ratio_loss" in self.limits and ok[0].file_bytes:
+            ratio = ok[0].raw_bytes / ok[0].file_bytes
             return ratio >= (1 - self.limits["max_ratio_loss"]) * best_ratio - 1e-12
         return True
 
@@ -169,11 +178,13 @@ class State:
         if not ranked:
             return None
         mine = self.goal.repeat_scores(ranked[0][1].ok)
+        mine = mine[np.isfinite(mine)]
         if mine.size < 2:
             return None
         spreads = []
         for _score, visit in ranked:
             scores = self.goal.repeat_scores(visit.ok)
+            scores = scores[np.isfinite(scores)]
             if scores.size >= 3:
                 q1, q3 = np.percentile(scores, [25, 75])
                 spreads.append(q3 - q1)

@@ -67,18 +67,21 @@ class PriorWeights:
     """TPE's observation weights with the prior's points counting :data:`PRIOR_WEIGHT`.
 
     TPE weighs the observations of each of its two groups in trial order; the
-    prior's points are added first, so the oldest ``share`` of a group is (about)
-    the prior's.  optuna's own ramp for long histories is kept.
+    prior's points are added first, so the oldest share of a group, the prior's
+    share of the study's trials now, is (about) the prior's.  optuna's own ramp
+    for long histories is kept.
     """
 
     def __init__(self) -> None:
-        self.share = 0.0
+        self.prior = 0
+        self.study: Any = None
 
     def __call__(self, n: int) -> Any:
         from optuna.samplers._tpe.sampler import default_weights
 
         weights = default_weights(n)
-        old = round(n * self.share)
+        total = len(self.study.get_trials(deepcopy=False)) if self.study is not None else 0
+        old = round(n * min(1.0, self.prior / max(1, total)))
         weights[:old] = weights[:old] * PRIOR_WEIGHT
         return weights
 
@@ -166,7 +169,7 @@ class Proposer:
 
         if self.strategy == "grid":
             return
-        self.weights.share = len(prior) / max(1, len(prior) + len(told))
+        self.weights.prior = len(prior)
         sampler = make_sampler(
             self.strategy,
             seed=self.seed,
@@ -176,6 +179,7 @@ class Proposer:
         )
         with quiet("optuna"):  # "A new study created", "Trial 3 finished ..."
             self.study = optuna.create_study(direction="maximize", sampler=sampler)
+        self.weights.study = self.study
         for coords, value in [*prior, *told]:
             self.add(coords, value)
 

@@ -221,3 +221,18 @@ def test_spearman_of_ranks() -> None:
     assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1)
     assert spearman([1, 1, 2, 3], [1, 2, 3, 4]) == pytest.approx(0.9486832980505138)
     assert math.isnan(spearman([1, 1, 1], [1, 2, 3]))
+
+
+def test_rungs_that_never_reach_full_size_are_refused(rungs_grid) -> None:
+    with pytest.raises(SpecError) as err:
+        search(rungs_grid, parameters__fidelity=[0.25], search__budget=4)
+    assert str(err.value).startswith("parameters.fidelity: [0.25]: a search climbs to full size")
+
+
+def test_a_time_budget_ends_when_every_trial_fails_at_once(small_grid, caplog) -> None:
+    broken = small_grid.copy()
+    broken["status"] = broken["status"].where(broken["status"] != "ok", "failed")
+    broken["trial_s"] = broken["trial_s"] * np.nan
+    out = search(broken, search__budget="1h")
+    assert out.recommended is None and out.seconds == 0
+    assert "cost no time (every trial failing): stopping" in caplog.text
