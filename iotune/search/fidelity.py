@@ -120,12 +120,13 @@ class Ladder:
             return ""
         goal, rung = state.goal, self.entry
         full = {v.config: goal.score(v.ok) for _s, v in state.ranked(self.top)}
-        pairs = [(s, full[v.config]) for s, v in state.ranked(rung) if v.config in full]
+        both = [(s, v) for s, v in state.ranked(rung) if v.config in full]
+        pairs = [(s, full[v.config]) for s, v in both]
         if len(pairs) < 2:
             return ""
         rho = spearman([p[0] for p in pairs], [p[1] for p in pairs])
         self.correlation[float(rung)] = (rho, len(pairs))  # type: ignore[arg-type]
-        judged = sum(1 for _s, v in state.ranked(rung) if v.config in full and v.config in controls)
+        judged = sum(1 for _s, v in both if v.config in controls)
         if len(pairs) < MIN_PAIRS or judged < MIN_CONTROLS or not rho < MIN_RHO:
             return ""
         self.level += 1

@@ -77,18 +77,23 @@ def test_interrupted_and_resumed_it_measures_no_trial_twice(tmp_path: Path) -> N
     assert ds.attrs["search_trials"] == 8
 
 
-@pytest.mark.slow
-def test_killed_with_sigkill_and_resumed(tmp_path: Path) -> None:
-    spec, out = write_spec(tmp_path / "s.yaml", search={"budget": 10}), tmp_path / "out"
-    command = [sys.executable, "-m", "iotune", "tune", str(spec), "-o", str(out), "--no-progress"]
+def kill_after(command: list[str], out: Path, *, trials: int) -> None:
+    """Run ``command`` and SIGKILL its process group once ``trials`` are journaled."""
     proc = subprocess.Popen(command, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if (out / "journal.jsonl").exists() and len(journal_ids(out)) >= 3:
+        if (out / "journal.jsonl").exists() and len(journal_ids(out)) >= trials:
             break
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+@pytest.mark.slow
+def test_killed_with_sigkill_and_resumed(tmp_path: Path) -> None:
+    spec, out = write_spec(tmp_path / "s.yaml", search={"budget": 10}), tmp_path / "out"
+    command = [sys.executable, "-m", "iotune", "tune", str(spec), "-o", str(out), "--no-progress"]
+    kill_after(command, out, trials=3)
     before = journal_ids(out)
     assert 3 <= len(before) < 10
     done = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
