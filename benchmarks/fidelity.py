@@ -49,9 +49,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import iotune
+from iotune.core.units import format_size, parse_size
 from iotune.measuring.measure import evict
 from iotune.runner.provenance import free_page_reporting
-from iotune.units import format_size, parse_size
 
 MiB = 2**20
 FIO_RUNS = 3

@@ -17,7 +17,7 @@ import tempfile
 CHILD = """
 import json, resource, sys, time
 from iotune.runner.plan import make_plan
-from iotune.spec.parse import load_spec_text
+from iotune.specfile.parse import load_spec_text
 from iotune.model.records import TrialTask
 from iotune.runner.trial import run_trial
 sweep = load_spec_text(sys.argv[1])

@@ -29,12 +29,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from iotune.core.units import parse_size
 from iotune.model.records import TrialTask
 from iotune.runner.plan import make_plan
 from iotune.runner.provenance import free_page_reporting
 from iotune.runner.trial import run_trial
-from iotune.spec.parse import load_spec_text
-from iotune.units import parse_size
+from iotune.specfile.parse import load_spec_text
 
 MiB = 2**20
 

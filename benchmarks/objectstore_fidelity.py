@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 
 import iotune
-from iotune.units import format_size, parse_size
+from iotune.core.units import format_size, parse_size
 
 MiB = 2**20
 ROOT = Path(__file__).resolve().parents[1]
@@ -348,7 +348,7 @@ def small_groups(spec_text: str, pattern: str, coalesce: int, part: int) -> list
     from iotune.backends.object_ import coalesced, split
     from iotune.backends.posix import _runs
     from iotune.measuring.access import selections
-    from iotune.spec.parse import load_spec_text
+    from iotune.specfile.parse import load_spec_text
 
     sweep = load_spec_text(spec_text)
     workload = sweep.workload
@@ -447,7 +447,7 @@ def slab_check(args: argparse.Namespace, server: tuple[str, int]) -> dict[str, A
     from iotune.backends.object_ import _ObjectReader, split
     from iotune.measuring.data import SLAB_BUDGET, slab_length
     from iotune.objectstore.target import Target
-    from iotune.spec.parse import load_spec_text
+    from iotune.specfile.parse import load_spec_text
 
     bucket = new_bucket(server)
     size, part, inflight = args.size, args.part_size, args.concurrency

@@ -17,7 +17,7 @@ import time
 from iotune.executors.serial import SerialExecutor
 from iotune.model.records import TrialTask
 from iotune.runner.plan import make_plan
-from iotune.spec.parse import load_spec_text
+from iotune.specfile.parse import load_spec_text
 
 SPEC = """
 version: 1

@@ -37,9 +37,9 @@ import numpy as np
 # a sibling script: python puts benchmarks/ first on sys.path when running this one
 from fidelity import page_reporting_held
 
+from iotune.core.units import parse_size
 from iotune.measuring.checksum import checksum
 from iotune.measuring.measure import evict
-from iotune.units import parse_size
 
 MiB = 2**20
 

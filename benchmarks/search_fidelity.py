@@ -2,7 +2,7 @@
 
 For each grid recorded at several fidelities (``benchmarks/grids/*.nc`` with a
 ``fidelity`` dimension, made by ``record_grids.py``), every objective and
-``--seeds`` seeds, this replays ``iotune tune`` (``iotune.tuning.replay_outcome``,
+``--seeds`` seeds, this replays ``iotune tune`` (``iotune.app.tuning.replay_outcome``,
 the path ``iotune tune --replay`` takes) with a **time** budget: ``--share``
 (default 10 %) of the full-size grid's measured time, the sum of ``trial_s``
 at fidelity 1.  Each trial is charged the wall time the grid recorded for that
@@ -52,8 +52,8 @@ def full_seconds(grid: Any) -> float:
 
 
 def replay(grid: Any, overrides: dict[str, Any], prior: list | None = None) -> Any:
+    from iotune.app.tuning import goal_of, grid_sweep, replay_outcome
     from iotune.search.prior import load_priors
-    from iotune.tuning import goal_of, grid_sweep, replay_outcome
 
     sweep = grid_sweep(grid, overrides, "grid")
     assert sweep.search is not None

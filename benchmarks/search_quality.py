@@ -50,7 +50,7 @@ if importlib.util.find_spec("torch") is not None:
 
 
 def one(grid: Any, objective: str, strategy: str, seed: int, budget: str) -> dict[str, Any]:
-    from iotune.tuning import grid_sweep, replay_outcome
+    from iotune.app.tuning import grid_sweep, replay_outcome
 
     name, remeasure = STRATEGIES[strategy]
     overrides = {

@@ -46,7 +46,7 @@ def synthetic_grid(
     own interaction term; ``scramble`` makes every fidelity below full size rank
     at random (what a search must notice and fall back from).
     """
-    from iotune.api import load_spec
+    from iotune.app.api import load_spec
     from iotune.model.records import TrialResult
     from iotune.results.dataset import to_dataset
     from iotune.runner.plan import make_plan

@@ -19,14 +19,14 @@ __version__ = "0.1.0"
 
 if _TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
     from iotune.analysis.recommend import recommend
-    from iotune.api import (
+    from iotune.app.api import (
         from_darshan,
         load_spec,
         run,
         save_plots,
         tune,
     )
-    from iotune.errors import (
+    from iotune.core.errors import (
         ConcurrencyError,
         DarshanError,
         DeprecatedOptionWarning,
@@ -35,32 +35,34 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
         IotuneWarning,
         LockError,
         LustreError,
+        MissingExtraError,
         MpiError,
         NotApplicable,
+        PluginWarning,
         RecommendError,
         ResultsError,
         SpecError,
+        StorageError,
         StripingWarning,
         UsageError,
         VerificationError,
     )
-    from iotune.extras import MissingExtraError
     from iotune.results.dataset import open_results
     from iotune.results.merge import merge
     from iotune.runner.plan import make_plan
-    from iotune.widgets import explore
+    from iotune.views.widgets import explore
 
 _API = {
-    "load_spec": "iotune.api",
+    "load_spec": "iotune.app.api",
     "make_plan": "iotune.runner.plan",
-    "run": "iotune.api",
-    "tune": "iotune.api",
-    "save_plots": "iotune.api",
+    "run": "iotune.app.api",
+    "tune": "iotune.app.api",
+    "save_plots": "iotune.app.api",
     "open_results": "iotune.results.dataset",
     "recommend": "iotune.analysis.recommend",
-    "explore": "iotune.widgets",
+    "explore": "iotune.views.widgets",
     "merge": "iotune.results.merge",
-    "from_darshan": "iotune.api",
+    "from_darshan": "iotune.app.api",
 }
 #: the exceptions and warnings iotune gives on purpose, to catch and to filter
 _ERRORS = (
@@ -80,9 +82,11 @@ _ERRORS = (
     "IotuneWarning",
     "StripingWarning",
     "DeprecatedOptionWarning",
+    "PluginWarning",
+    "StorageError",
+    "MissingExtraError",
 )
-_API |= dict.fromkeys(_ERRORS, "iotune.errors")
-_API["MissingExtraError"] = "iotune.extras"
+_API |= dict.fromkeys(_ERRORS, "iotune.core.errors")
 
 #: written out (not built from the tables) so that linters and type checkers read it
 __all__ = [
@@ -97,9 +101,11 @@ __all__ = [
     "MissingExtraError",
     "MpiError",
     "NotApplicable",
+    "PluginWarning",
     "RecommendError",
     "ResultsError",
     "SpecError",
+    "StorageError",
     "StripingWarning",
     "UsageError",
     "VerificationError",

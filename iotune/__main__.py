@@ -1,5 +1,5 @@
 """``python -m iotune``."""
 
-from iotune.cli import main
+from iotune.cli.main import main
 
 raise SystemExit(main())

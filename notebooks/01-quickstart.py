@@ -37,7 +37,7 @@ executor = "serial"  # "serial" or "dask" (a LocalCluster)
 
 # %%
 import iotune
-from iotune.notebook import small_requested
+from iotune.app.notebook import small_requested
 
 if size == "full" and small_requested():
     print("IOTUNE_SMALL is set (as on Binder): keeping the demo size")
@@ -77,7 +77,7 @@ print(summary.table(ds))
 # %%
 from IPython.display import Image, display
 
-from iotune import api
+from iotune.app import api
 
 for path in api.save_plots(ds, out):
     if path.stem in ("write", "read-timeseries", "size-vs-write"):

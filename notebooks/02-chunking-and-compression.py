@@ -45,7 +45,7 @@ executor = "serial"  # "serial" or "dask"
 from pathlib import Path
 
 import iotune
-from iotune.notebook import small_requested
+from iotune.app.notebook import small_requested
 
 if size == "full" and small_requested():
     print("IOTUNE_SMALL is set (as on Binder): keeping the demo size")
@@ -96,7 +96,7 @@ table.sel(chunks=ds["chunks"].values[0]).to_dataframe()[["ratio", "write_MiBps"]
 # %%
 from IPython.display import Image, display
 
-from iotune import api
+from iotune.app import api
 
 figures = {p.stem: p for p in api.save_plots(ds, out)}
 display(Image(filename=str(figures["size-vs-write"])))

@@ -37,7 +37,7 @@ executor = "serial"  # "serial" or "dask"
 
 # %%
 import iotune
-from iotune.notebook import small_requested
+from iotune.app.notebook import small_requested
 
 if size == "full" and small_requested():
     print("IOTUNE_SMALL is set (as on Binder): keeping the demo size")

@@ -44,7 +44,7 @@ executor = "serial"  # MPI trials launch their own ranks; "serial" keeps them un
 from pathlib import Path
 
 import iotune
-from iotune.notebook import small_requested
+from iotune.app.notebook import small_requested
 
 if size == "full" and small_requested():
     print("IOTUNE_SMALL is set (as on Binder): keeping the demo size")

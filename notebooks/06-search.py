@@ -45,7 +45,7 @@ from pathlib import Path
 
 import iotune
 from iotune import plot
-from iotune.api import recommendation_text, search_text
+from iotune.app.api import recommendation_text, search_text
 
 SMALL = {  # a 24-point space of quick.yaml, trials of a fraction of a second
     "workload.shape": {"time": 16, "y": 64, "x": 64},

@@ -41,7 +41,7 @@ import darshan
 import matplotlib.pyplot as plt
 
 import iotune
-from iotune import api
+from iotune.app import api
 
 path = Path(log)
 if not path.exists():

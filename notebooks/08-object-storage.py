@@ -323,7 +323,7 @@ fig.tight_layout()
 # three times as long).
 
 # %%
-from iotune.api import recommendation_text
+from iotune.app.api import recommendation_text
 
 picks = {ms: iotune.recommend(r, objective="read:timeseries") for ms, r in runs.items()}
 for ms, rec in picks.items():

@@ -141,7 +141,7 @@ def _fake_results(overrides: dict[str, Any] | None = None, *, seed: int = 0, **a
     ``quick.yaml`` at a small size, changed by ``overrides``; every applicable point is
     ``ok`` with throughputs drawn from ``seed``.
     """
-    from iotune.api import load_spec
+    from iotune.app.api import load_spec
     from iotune.results.dataset import to_dataset
     from iotune.runner.plan import make_plan
 

@@ -1,4 +1,4 @@
-"""iotune.api.load_spec(path, overrides=...): change a sweep without editing its YAML."""
+"""iotune.app.api.load_spec(path, overrides=...): change a sweep without editing its YAML."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import pytest
 import yaml
 
 import iotune
-from iotune.api import load_spec
-from iotune.errors import SpecError
+from iotune.app.api import load_spec
+from iotune.core.errors import SpecError
 
 QUICK = Path(__file__).resolve().parents[1] / "sweeps" / "quick.yaml"
 
 
 def test_no_overrides_is_the_file() -> None:
-    assert load_spec(QUICK) == iotune.spec.parse.load_spec(QUICK)
+    assert load_spec(QUICK) == iotune.specfile.parse.load_spec(QUICK)
 
 
 def test_dotted_keys_change_lists_scalars_and_nested_values() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from iotune.cli import DEPRECATED, _parser, main, undeprecate
-from iotune.errors import DeprecatedOptionWarning
+from iotune.cli.main import DEPRECATED, _parser, main, undeprecate
+from iotune.core.errors import DeprecatedOptionWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 MINIMAL = ROOT / "tests" / "fixtures" / "specs" / "minimal.yaml"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune.cli import main
+from iotune.cli.main import main
 
 QUICK = Path(__file__).resolve().parents[1] / "sweeps" / "quick.yaml"
 

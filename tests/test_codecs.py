@@ -12,8 +12,9 @@ import warnings
 import numpy as np
 import pytest
 
-from iotune import codecs
-from iotune.codecs import (
+from iotune.core.errors import NotApplicable
+from iotune.model import codecs
+from iotune.model.codecs import (
     CODECS,
     SHUFFLES,
     Codec,
@@ -23,7 +24,6 @@ from iotune.codecs import (
     parse_shuffle,
     resolve,
 )
-from iotune.errors import NotApplicable
 from iotune.model.spec import Workload
 
 # --- vocabulary ---------------------------------------------------------------

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from iotune.errors import UsageError
-from iotune.extras import EXTRAS, MissingExtraError, installed, require
+from iotune.core.errors import UsageError
+from iotune.core.extras import EXTRAS, MissingExtraError, installed, require
 
 
 def test_a_missing_module_names_its_extra() -> None:

@@ -21,11 +21,11 @@ import pytest
 import xarray as xr
 import yaml
 
-from iotune import api
+from iotune.app import api
 from iotune.backends import get_backend
 from iotune.measuring.data import Field
 from iotune.model.spec import Workload
-from iotune.spec.parse import parse_spec
+from iotune.specfile.parse import parse_spec
 
 CODECS = ("none", "zlib", "bzip2", "blosc-lz4", "zstd")
 

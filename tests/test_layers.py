@@ -16,31 +16,24 @@ PACKAGE = Path(__file__).resolve().parents[1] / "iotune"
 
 #: bottom to top; a module belongs to the layer of its longest matching prefix
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    (
-        "core",
-        (
-            "iotune.errors",
-            "iotune.units",
-            "iotune.processes",
-            "iotune.logs",
-            "iotune.extras",
-            "iotune.plugins",
-        ),
-    ),
-    ("vocabulary", ("iotune.codecs", "iotune.quantize", "iotune.model")),
+    ("core", ("iotune.core",)),
+    ("vocabulary", ("iotune.model",)),
     ("primitives", ("iotune.measuring", "iotune.mpi", "iotune.objectstore")),
     ("backends", ("iotune.backends",)),
-    ("spec", ("iotune.spec",)),
+    ("spec", ("iotune.specfile",)),
     ("logs", ("iotune.darshan_",)),
     ("runner", ("iotune.runner",)),
     ("executors", ("iotune.executors",)),
     ("results", ("iotune.results",)),
     ("search", ("iotune.search",)),
     ("analysis", ("iotune.analysis",)),
-    ("views", ("iotune.plot", "iotune.widgets", "iotune.notebook")),
-    ("api", ("iotune.api", "iotune.console", "iotune.session", "iotune.stopping", "iotune.tuning")),
-    ("entry", ("iotune.cli", "iotune.commands", "iotune.__main__", "iotune")),
+    ("views", ("iotune.plot", "iotune.views")),
+    ("application", ("iotune.app",)),
+    ("command line", ("iotune.cli",)),
+    ("entry", ("iotune.__main__", "iotune")),
 ]
+#: the only modules at the top of ``iotune/``: the package and ``python -m iotune``
+ENTRY_POINTS = {"iotune", "iotune.__main__"}
 MAX_LINES = 400
 
 
@@ -51,6 +44,10 @@ def module_name(path: Path) -> str:
 
 def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def packages() -> set[str]:
+    return {m for m, p in modules().items() if p.name == "__init__.py"}
 
 
 def imports_of(path: Path, known: set[str]) -> set[str]:
@@ -150,11 +147,11 @@ def folder_graph(edges: dict[str, set[str]], packages: set[str]) -> dict[str, se
 
 def folder_layers() -> dict[str, int]:
     """Each folder's layer; a folder whose modules span several layers is a finding."""
-    packages = {m for m, p in modules().items() if p.name == "__init__.py"}
+    folders = packages()
     found: dict[str, set[int]] = {}
     for module in modules():
         if module != "iotune":
-            found.setdefault(folder_of(module, packages), set()).add(layer_of(module))
+            found.setdefault(folder_of(module, folders), set()).add(layer_of(module))
     return {folder: min(ranks) for folder, ranks in found.items() if len(ranks) == 1} | {
         folder: -1 for folder, ranks in found.items() if len(ranks) > 1
     }
@@ -180,8 +177,7 @@ def test_each_folder_is_one_layer() -> None:
 
 
 def test_folders_import_down_and_never_in_a_loop() -> None:
-    packages = {m for m, p in modules().items() if p.name == "__init__.py"}
-    folders = folder_graph(graph(), packages)
+    folders = folder_graph(graph(), packages())
     rank = folder_layers()
     upward = [
         f"{a} imports {b}" for a, bs in folders.items() for b in sorted(bs) if rank[b] > rank[a]
@@ -191,9 +187,12 @@ def test_folders_import_down_and_never_in_a_loop() -> None:
 
 
 def test_a_folder_loop_is_caught() -> None:
-    packages = {"iotune.spec", "iotune.runner"}
-    edges = {"iotune.spec.parse": {"iotune.runner.data"}, "iotune.runner.plan": {"iotune.spec.x"}}
-    assert cycles(folder_graph(edges, packages)) == [["iotune.runner", "iotune.spec"]]
+    folders = {"iotune.specfile", "iotune.runner"}
+    edges = {
+        "iotune.specfile.parse": {"iotune.runner.data"},
+        "iotune.runner.plan": {"iotune.specfile.x"},
+    }
+    assert cycles(folder_graph(edges, folders)) == [["iotune.runner", "iotune.specfile"]]
 
 
 def test_package_inits_import_nothing_eagerly() -> None:
@@ -229,4 +228,40 @@ def test_cycle_finder(edges: dict[str, set[str]], expected: list[list[str]]) -> 
 def test_an_upward_import_is_caught() -> None:
     assert upward_imports({"iotune.backends.posix": {"iotune.runner.trial"}}) == [
         "iotune.backends.posix (backends) imports iotune.runner.trial (runner)"
+    ]
+
+
+def test_only_entry_points_at_the_top() -> None:
+    """Every other module lives in the folder of its layer, so the tree shows the layers."""
+    top = {m for m in modules() if m.count(".") <= 1 and m not in packages()} | {"iotune"}
+    assert top == ENTRY_POINTS
+
+
+def private_imports(path: Path, module: str, known: set[str], folders: set[str]) -> list[str]:
+    """``from iotune.x.y import _name`` where ``iotune.x`` is not ``module``'s folder."""
+    found = []
+    own = folder_of(module, folders)
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("iotune")):
+            continue
+        source = node.module or ""
+        for alias in node.names:
+            private = alias.name.startswith("_") and not alias.name.startswith("__")
+            if private and folder_of(source, folders) != own:
+                found.append(f"{module} imports {source}.{alias.name}")
+    return found
+
+
+def test_no_private_name_is_imported_across_folders() -> None:
+    mods, folders = modules(), packages()
+    found = [f for m, p in mods.items() for f in private_imports(p, m, set(mods), folders)]
+    assert found == []
+
+
+def test_a_private_import_across_folders_is_caught(tmp_path: Path) -> None:
+    source = tmp_path / "session.py"
+    source.write_text("from iotune.specfile.overrides import _apply\n")
+    folders = {"iotune.app", "iotune.specfile"}
+    assert private_imports(source, "iotune.app.session", set(), folders) == [
+        "iotune.app.session imports iotune.specfile.overrides._apply"
     ]

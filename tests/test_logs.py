@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from iotune.errors import IotuneWarning, StripingWarning
-from iotune.logs import configure, quiet
+from iotune.core.errors import IotuneWarning, StripingWarning
+from iotune.core.logs import configure, quiet
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_verbosity_chooses_the_lines(restored, capsys, verbosity: int, shown: li
 def test_configure_twice_keeps_one_handler(restored, capsys) -> None:
     configure(0)
     configure(2)
-    logging.getLogger("iotune.session").debug("where: %s", "here")
+    logging.getLogger("iotune.app.session").debug("where: %s", "here")
     assert capsys.readouterr().err == "iotune: where: here\n"
 
 
@@ -87,7 +87,7 @@ def test_a_search_keeps_optuna_quiet_and_puts_its_level_back(make_spec) -> None:
     """optuna says "A new study created" and "Trial 3 finished" at INFO: not during a search."""
     import optuna  # noqa: F401 - configures its logger first, as any earlier use would
 
-    from iotune.api import load_spec
+    from iotune.app.api import load_spec
     from iotune.search.space import Space
     from iotune.search.strategies import Proposer
 
@@ -112,9 +112,9 @@ def test_a_search_keeps_optuna_quiet_and_puts_its_level_back(make_spec) -> None:
 
 def test_the_cli_shows_iotune_warnings_in_its_own_format(tmp_path: Path) -> None:
     code = (
-        "import warnings, iotune.cli\n"
-        "from iotune.errors import StripingWarning\n"
-        "iotune.cli.main(['backends'])\n"
+        "import warnings, iotune.cli.main\n"
+        "from iotune.core.errors import StripingWarning\n"
+        "iotune.cli.main.main(['backends'])\n"
         "warnings.warn('stripe_count not applied', StripingWarning)\n"
     )
     proc = subprocess.run(

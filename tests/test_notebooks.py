@@ -21,9 +21,9 @@ import nbformat
 import pytest
 import yaml
 
-from iotune.cli import main
-from iotune.errors import UsageError
-from iotune.notebook import parse_parameters
+from iotune.app.notebook import parse_parameters
+from iotune.cli.main import main
+from iotune.core.errors import UsageError
 from iotune.results.dataset import open_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -257,7 +257,7 @@ def test_a_corrupt_darshan_log_raises_in_a_notebook_and_the_kernel_lives(tmp_pat
     log = tmp_path / "corrupt.darshan"
     log.write_bytes(flipped(source, flip))
     cells = [
-        "import os\nimport iotune\nfrom iotune.errors import DarshanError\npid = os.getpid()",
+        "import os\nimport iotune\nfrom iotune.core.errors import DarshanError\npid = os.getpid()",
         f"try:\n    iotune.from_darshan({str(log)!r})\n"
         "except DarshanError as err:\n    print('from_darshan:', err)",
         # the library itself, without iotune's check in front: it crashes, in its child

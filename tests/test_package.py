@@ -52,3 +52,27 @@ def test_the_version_has_one_source_and_the_marker_is_packaged() -> None:
         [sys.executable, "-m", "iotune", "--version"], capture_output=True, text=True, check=True
     )
     assert proc.stdout == f"iotune {iotune.__version__}\n"
+
+
+def test_every_exception_lives_in_errors_and_is_public() -> None:
+    """One module holds iotune's exceptions and warnings, and ``import iotune`` names them all."""
+    import inspect
+
+    from iotune.core import errors
+
+    defined = {
+        name
+        for name, obj in vars(errors).items()
+        if inspect.isclass(obj)
+        and issubclass(obj, BaseException)
+        and obj.__module__ == errors.__name__
+    }
+    assert defined <= set(dir(iotune))
+    outside = []
+    for path in sorted((ROOT / "iotune").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            public = isinstance(node, ast.ClassDef) and not node.name.startswith("_")
+            bases = {getattr(b, "id", getattr(b, "attr", "")) for b in getattr(node, "bases", [])}
+            if public and path.name != "errors.py" and bases & (defined | {"Exception", "Warning"}):
+                outside.append(f"{path.relative_to(ROOT)}: {node.name}")
+    assert outside == []

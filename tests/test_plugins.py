@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from iotune.errors import UsageError
-from iotune.plugins import EXECUTORS, executor_names, load
+from iotune.core.errors import UsageError
+from iotune.core.plugins import EXECUTORS, executor_names, load
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "tests" / "fixtures" / "plugin"

@@ -13,13 +13,13 @@ import pytest
 import yaml
 
 import iotune
-from iotune import api
-from iotune.errors import SpecError, UsageError
+from iotune.app import api
+from iotune.app.session import with_overrides
+from iotune.app.tuning import search_trials
+from iotune.core.errors import SpecError, UsageError
 from iotune.runner import calibrate as cal
 from iotune.search.space import Space
-from iotune.session import with_overrides
-from iotune.spec.parse import load_spec_text
-from iotune.tuning import search_trials
+from iotune.specfile.parse import load_spec_text
 from tests.test_cli_errors import assert_usage_error
 
 MiB = 2**20

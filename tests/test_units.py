@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iotune.units import (
+from iotune.core.units import (
     chunk_label,
     format_number,
     format_rate,

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import iotune
-from iotune.errors import UsageError
+from iotune.core.errors import UsageError
 from iotune.results.dataset import save
-from iotune.widgets import Explorer, explorable_dims, metrics
+from iotune.views.widgets import Explorer, explorable_dims, metrics
 
 
 @pytest.fixture

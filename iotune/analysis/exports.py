@@ -5,7 +5,7 @@ parameters (as stored in a results Dataset's ``effective`` variable: ``chunks``
 label, ``codec``, ``level``, ``shuffle``, ``chunk_cache``, ``shards``,
 ``stripe_count``, ``stripe_size``, ...) and a :class:`Target` names the variable,
 its dimensions and dtype.  MPI-IO hints are a plain ``{key: value}`` dict.  A
-setting a tool cannot express raises :class:`~iotune.errors.NotApplicable` with
+setting a tool cannot express raises :class:`~iotune.core.errors.NotApplicable` with
 the reason; :func:`all_exports` collects those as notes.
 """
 
@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from iotune import codecs, quantize
 from iotune.analysis import file_exports, object_exports
-from iotune.errors import NotApplicable
+from iotune.core.errors import NotApplicable
+from iotune.core.units import parse_chunk_label
+from iotune.model import codecs, quantize
 from iotune.model.spec import StorageSpec
-from iotune.units import parse_chunk_label
 
 #: nccopy ignores chunk specs for chunks smaller than this unless given ``-M``
 NCCOPY_MIN_CHUNK = 8192
@@ -48,7 +48,7 @@ class Target:
 
 
 def codec_of(settings: Mapping[str, Any]) -> codecs.Codec:
-    """The :class:`~iotune.codecs.Codec` of a settings dict (``none`` when absent)."""
+    """The :class:`~iotune.model.codecs.Codec` of a settings dict (``none`` when absent)."""
     return codecs.resolve_params(settings)[0]
 
 

@@ -2,7 +2,7 @@
 
 The counterpart of :mod:`iotune.analysis.exports` for what is not a chunk or a
 codec.  ``settings`` is one grid point's effective parameters; a knob a tool
-cannot express raises :class:`~iotune.errors.NotApplicable` with the reason.
+cannot express raises :class:`~iotune.core.errors.NotApplicable` with the reason.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from iotune import quantize
-from iotune.errors import NotApplicable
-from iotune.units import format_size
+from iotune.core.errors import NotApplicable
+from iotune.core.units import format_size
+from iotune.model import quantize
 
 #: h5repack's --low/--high numbers (H5F_libver_t); "latest" is its -L option
 H5REPACK_LIBVER = {"earliest": 0, "v18": 1, "v110": 2, "v112": 3, "v114": 4}

@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from iotune import codecs, quantize
 from iotune.analysis import file_exports
-from iotune.errors import NotApplicable
+from iotune.core.errors import NotApplicable
+from iotune.core.units import format_size, parse_chunk_label
+from iotune.model import codecs, quantize
 from iotune.model.spec import StorageSpec
-from iotune.units import format_size, parse_chunk_label
 
 if TYPE_CHECKING:
     import xarray as xr

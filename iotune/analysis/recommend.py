@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from iotune.analysis import exports, object_exports
 from iotune.analysis.points import current_settings, empty_hint_sets, hints_of, target_of
-from iotune.errors import RecommendError
+from iotune.core.errors import RecommendError
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.objective import Candidate
 from iotune.results.stats import ALPHA

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING
 
 from iotune.analysis.exports import PLUGIN_NOTE
-from iotune.units import format_number, format_size
+from iotune.core.units import format_number, format_size
 
 if TYPE_CHECKING:
     from iotune.analysis.recommend import Recommendation

@@ -1,14 +1,14 @@
 """Format backends, found by name and imported only when used.
 
 Third-party formats register under the ``iotune.backends`` entry point group
-(:mod:`iotune.plugins`).
+(:mod:`iotune.core.plugins`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from iotune.plugins import load, registry
+from iotune.core.plugins import load, registry
 
 if TYPE_CHECKING:
     from iotune.backends.base import Backend

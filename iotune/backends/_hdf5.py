@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from iotune import codecs
-from iotune.errors import NotApplicable
-from iotune.units import chunk_label
+from iotune.core.errors import NotApplicable
+from iotune.core.units import chunk_label
+from iotune.model import codecs
 
 
 def resolve_layout(
@@ -124,7 +124,7 @@ def check_alignment(dset: Any, threshold: int, interval: int) -> int:
 
     Returns how many blocks were checked.
     """
-    from iotune.errors import VerificationError
+    from iotune.core.errors import VerificationError
 
     blocks = [(o, n) for o, n in storage_offsets(dset) if n >= threshold]
     wrong = [o for o, _ in blocks if o % interval]

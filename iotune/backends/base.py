@@ -30,7 +30,7 @@ from iotune.model.spec import Workload
 
 def check_properties(stored: Mapping[str, Any], asked: Mapping[str, Any]) -> None:
     """Raise VerificationError naming every property whose stored value is not the asked one."""
-    from iotune.errors import VerificationError
+    from iotune.core.errors import VerificationError
 
     wrong = {k: (stored.get(k), v) for k, v in asked.items() if stored.get(k) != v}
     if wrong:
@@ -136,7 +136,7 @@ class Backend(ABC):
 
         Defaults are filled in; values that do not apply become ``None`` and
         get a note.  Combinations the library cannot express raise
-        :class:`~iotune.errors.NotApplicable`.
+        :class:`~iotune.core.errors.NotApplicable`.
         """
 
 
@@ -159,7 +159,7 @@ class SlabBackend(Backend):
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
         """Check the file holds what ``params`` asked for and describe it.
 
-        Raises :class:`~iotune.errors.VerificationError` on a mismatch.
+        Raises :class:`~iotune.core.errors.VerificationError` on a mismatch.
         """
 
     def slab_budget(self, params: Mapping[str, Any]) -> int | None:

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from iotune import codecs
 from iotune.backends._hdf5 import (
     ALLOC_TIMES,
     CACHE_KNOBS,
@@ -28,11 +27,12 @@ from iotune.backends.base import (
     Writer,
     check_properties,
 )
-from iotune.errors import NotApplicable, VerificationError
+from iotune.core.errors import NotApplicable, VerificationError
+from iotune.core.units import chunk_label, parse_chunk_label
+from iotune.model import codecs
 from iotune.model.records import HINT_VALUES
 from iotune.model.spec import Workload
 from iotune.mpi.launch import TYPED_HINTS
-from iotune.units import chunk_label, parse_chunk_label
 
 DATASET = "data"
 #: each rank of a parallel trial holds its block in memory twice, as benchio holds one

@@ -127,7 +127,7 @@ def check_file(path: Path, params: dict[str, Any], workload: Any) -> str:
     import h5py
 
     from iotune.backends.h5py_ import H5pyBackend
-    from iotune.errors import VerificationError
+    from iotune.core.errors import VerificationError
 
     try:
         H5pyBackend().verify(path, params)

@@ -22,7 +22,7 @@ from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.backends.h5py_ import DATASET, H5pyBackend, open_file
 from iotune.backends.netcdf4_ import NetCDF4Backend
 from iotune.backends.objectbase import ObjectStoreBackend
-from iotune.errors import NotApplicable, VerificationError
+from iotune.core.errors import NotApplicable, VerificationError
 from iotune.model.spec import Workload
 from iotune.mpi.launch import TYPED_HINTS
 from iotune.objectstore.clients import close_fsspec, run_cancellable

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from iotune import codecs
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
-from iotune.errors import VerificationError
+from iotune.core.errors import VerificationError
+from iotune.core.units import chunk_label, parse_chunk_label
+from iotune.model import codecs
 from iotune.model.spec import Workload
-from iotune.units import chunk_label, parse_chunk_label
 
 _STORE: dict[str, dict[tuple[int, ...], bytes]] = {}
 

@@ -26,11 +26,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from iotune.backends.base import LaunchedBackend
-from iotune.errors import NotApplicable
+from iotune.core.errors import NotApplicable
+from iotune.core.units import format_size
 from iotune.model.records import HINT_VALUES
 from iotune.model.spec import Workload
 from iotune.mpi.launch import TYPED_HINTS
-from iotune.units import format_size
 
 MiB = 2**20
 DEFAULT_TRANSFER = MiB

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from iotune import codecs, quantize
 from iotune.backends._hdf5 import CACHE_KNOBS, resolve_file, resolve_layout
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
-from iotune.errors import NotApplicable, VerificationError
+from iotune.core.errors import NotApplicable, VerificationError
+from iotune.core.units import chunk_label, parse_chunk_label
+from iotune.model import codecs, quantize
 from iotune.model.spec import Workload
-from iotune.units import chunk_label, parse_chunk_label
 
 VARIABLE = "data"
 #: the HDF5 knobs netCDF-C lets a program set (nc_set_alignment, nc_set_var_chunk_cache)

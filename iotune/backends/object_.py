@@ -21,7 +21,7 @@ import numpy as np
 from iotune.backends.base import Reader, Selection, Writer, check_properties
 from iotune.backends.objectbase import ObjectStoreBackend
 from iotune.backends.posix import _runs
-from iotune.errors import VerificationError
+from iotune.core.errors import VerificationError
 from iotune.measuring.data import SLAB_BUDGET
 from iotune.model.spec import Workload
 from iotune.objectstore.meter import Meter

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
-from iotune.errors import NotApplicable, UsageError, VerificationError
+from iotune.core.errors import NotApplicable, UsageError, VerificationError
+from iotune.core.units import parse_size
 from iotune.measuring.data import PAGE, aligned_empty
 from iotune.model.spec import Workload
-from iotune.units import parse_size
 
 DEFAULT_TRANSFER = 2**20
 #: posix_fadvise advice by the spec's word

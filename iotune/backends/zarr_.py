@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from iotune import codecs, quantize
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
-from iotune.errors import NotApplicable, VerificationError
+from iotune.core.errors import NotApplicable, VerificationError
+from iotune.core.units import chunk_label, parse_chunk_label
+from iotune.model import codecs, quantize
 from iotune.model.spec import Workload
-from iotune.units import chunk_label, parse_chunk_label
 
 VARIABLE = "data"
 #: the store-level knobs, beside chunks, shards and codecs

@@ -134,7 +134,7 @@ class ZarrObjectBackend(ObjectStoreBackend):
         stored |= {"objects": len(objects), "client": params["client"]}
         stored["consolidated"] = "on" if consolidated else "off"
         if stored["consolidated"] != params["consolidated"]:
-            from iotune.errors import VerificationError
+            from iotune.core.errors import VerificationError
 
             raise VerificationError(
                 f"consolidated metadata is {stored['consolidated']}, asked {params['consolidated']}"

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from iotune.core.units import format_size
 from iotune.darshan_.log import Log
 from iotune.darshan_.summary import BINS, SMALL_BINS, Group
-from iotune.units import format_size
 
 SMALL, MISALIGNED, RANDOM, IMBALANCE = 0.10, 0.10, 0.20, 0.15
 #: requests under 10 KiB: in an HDF5 file, its metadata

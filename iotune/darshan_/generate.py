@@ -19,11 +19,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from iotune.core.errors import DarshanError
+from iotune.core.units import format_size
 from iotune.darshan_.diagnosis import Finding
 from iotune.darshan_.log import Log
 from iotune.darshan_.summary import Dataset, Group
-from iotune.errors import DarshanError
-from iotune.units import format_size
 
 MiB = 2**20
 #: larger request sizes tried beside the application's

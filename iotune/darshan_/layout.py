@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from iotune.errors import DarshanError
+from iotune.core.errors import DarshanError
 
 #: ``DARSHAN_MAGIC_NR`` in the header of every log
 MAGIC = 6567223

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iotune.core.errors import DarshanError
+from iotune.core.extras import require
 from iotune.darshan_.layout import Layout, check_layout
 from iotune.darshan_.reader import MODULES, TIMEOUT, read_log
-from iotune.errors import DarshanError
-from iotune.extras import require
 
 if TYPE_CHECKING:
     import pandas as pd

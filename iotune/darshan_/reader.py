@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from iotune.errors import DarshanError
+from iotune.core.errors import DarshanError
 
 #: the modules iotune reads; everything else in a log (DXT, HEATMAP, ...) is ignored
 MODULES = ("POSIX", "MPI-IO", "STDIO", "H5F", "H5D", "LUSTRE")
@@ -149,7 +149,7 @@ def _child(path: str, out: int, err: int) -> None:
     try:
         import faulthandler
 
-        from iotune.processes import die_with_parent
+        from iotune.core.processes import die_with_parent
 
         faulthandler.disable()  # a crash here is reported by the parent, in one line
         die_with_parent()
@@ -235,7 +235,7 @@ def _answer_of(path: str) -> dict[str, Any]:
 
 def main(argv: list[str]) -> None:
     """The child: pickle :func:`_read`'s answer (or ``{"error": ...}``) to the parent's pipe."""
-    from iotune.processes import die_with_parent
+    from iotune.core.processes import die_with_parent
 
     die_with_parent()
     # the library and pydarshan may print; only the pickle goes to the parent's pipe

@@ -13,12 +13,12 @@ from typing import Any
 
 import yaml
 
+from iotune.core.errors import DarshanError
+from iotune.core.units import format_size
 from iotune.darshan_.diagnosis import Finding, diagnose
 from iotune.darshan_.generate import generate
 from iotune.darshan_.log import Log, open_log
 from iotune.darshan_.summary import BINS, Group, groups, left_out
-from iotune.errors import DarshanError
-from iotune.units import format_size
 
 #: groups shown in the text; the rest are counted
 SHOWN = 5

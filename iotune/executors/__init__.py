@@ -1,14 +1,14 @@
 """Executors run trial tasks and hand back results as they finish.
 
 Third-party executors register under the ``iotune.executors`` entry point group
-(:mod:`iotune.plugins`).
+(:mod:`iotune.core.plugins`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from iotune.errors import UsageError
+from iotune.core.errors import UsageError
 
 if TYPE_CHECKING:  # the package stays light: spawned workers import it before NumPy
     from iotune.executors.base import Executor
@@ -37,6 +37,6 @@ def make_executor(execution: ExecutionSpec) -> Executor:
 
 def get_executor(name: str) -> type[Executor]:
     """Return the executor class registered as ``name``."""
-    from iotune.plugins import EXECUTORS, load
+    from iotune.core.plugins import EXECUTORS, load
 
     return load(GROUP, name, EXECUTORS)

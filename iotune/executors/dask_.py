@@ -19,10 +19,10 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from iotune.errors import UsageError
+from iotune.core.errors import UsageError
+from iotune.core.extras import require
 from iotune.executors.base import Executor
 from iotune.executors.environ import WORKER_ENVIRON, adaptive_malloc_thresholds
-from iotune.extras import require
 from iotune.model.records import TrialResult, TrialTask
 from iotune.runner.trial import run_trial_captured
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-from iotune.processes import die_with_parent, lead_group
+from iotune.core.processes import die_with_parent, lead_group
 
 #: One BLAS/OpenMP thread: the synthetic field is generated with BLAS calls
 #: whose idle threads spin afterwards and steal a core from a concurrent
@@ -63,7 +63,7 @@ def prepare_worker(backend: str) -> None:
     for key, value in WORKER_ENVIRON.items():
         os.environ.setdefault(key, value)  # a user's explicit choice wins
     from iotune.backends import get_backend
-    from iotune.logs import configure
+    from iotune.core.logs import configure
 
     configure(0)  # a trial's warnings (striping not applied) as the CLI's "iotune: ..." lines
 

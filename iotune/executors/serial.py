@@ -16,10 +16,10 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from iotune.core.processes import stop_group
 from iotune.executors.base import Executor
 from iotune.executors.environ import prepare_worker
 from iotune.model.records import TrialResult, TrialTask
-from iotune.processes import stop_group
 from iotune.runner.trial import run_trial, run_trial_captured
 
 

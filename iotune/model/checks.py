@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from iotune.errors import SpecError
-from iotune.units import parse_size
+from iotune.core.errors import SpecError
+from iotune.core.units import parse_size
 
 
 def fail(path: str, message: str) -> SpecError:

@@ -14,10 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from iotune import codecs
-from iotune.errors import UsageError
-from iotune.model import parsers
-from iotune.units import chunk_label, format_size
+from iotune.core.errors import UsageError
+from iotune.core.units import chunk_label, format_size
+from iotune.model import codecs, parsers
 
 if TYPE_CHECKING:
     from iotune.model.spec import Workload

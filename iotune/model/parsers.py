@@ -1,7 +1,7 @@
 """How the registry's parameters parse from a spec: one function per kind of value.
 
 Each parser takes ``(value, path, workload)`` and returns the validated value
-or raises a :class:`~iotune.errors.SpecError` naming ``path``; the factories
+or raises a :class:`~iotune.core.errors.SpecError` naming ``path``; the factories
 (:func:`count`, :func:`one_of`, :func:`wrap`) make such parsers.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from iotune import quantize
+from iotune.model import quantize
 from iotune.model.checks import byte_size, choice, fail, integer, mapping, positive_size
 
 if TYPE_CHECKING:

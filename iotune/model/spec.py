@@ -2,7 +2,7 @@
 
 Everything below the spec parser (backends, the trial runner, the rank
 programs) depends on these types only, never on the parser in
-:mod:`iotune.spec.parse`.
+:mod:`iotune.specfile.parse`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from iotune.units import chunk_label
+from iotune.core.units import chunk_label
 
 SPEC_VERSION = 1
 DTYPES = ("int16", "int32", "uint16", "float32", "float64")

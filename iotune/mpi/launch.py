@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.errors import MpiError, NotApplicable, UsageError, VerificationError
+from iotune.core.errors import MpiError, NotApplicable, UsageError, VerificationError
+from iotune.core.processes import with_parent
 from iotune.measuring.data import Field
 from iotune.model.spec import Workload
-from iotune.processes import with_parent
 
 if TYPE_CHECKING:
     from iotune.model.records import TrialResult, TrialTask

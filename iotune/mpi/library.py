@@ -10,7 +10,7 @@ import importlib.metadata
 import subprocess
 import sys
 
-from iotune.extras import installed
+from iotune.core.extras import installed
 
 _ASK = (
     "from mpi4py import MPI; print(' '.join(MPI.Get_library_version().strip().splitlines()[0]"

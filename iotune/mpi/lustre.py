@@ -22,7 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from iotune.errors import LustreError, StripingWarning
+from iotune.core.errors import LustreError, StripingWarning
 
 LUSTRE_MAGIC = 0x0BD00BD0
 #: statfs(2) f_type values of file systems HPC scratch space lives on

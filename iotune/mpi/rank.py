@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-from iotune.errors import one_line
+from iotune.core.errors import one_line
 from iotune.measuring import measure
 from iotune.model.spec import Workload
 from iotune.mpi import lustre

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import uuid
 
-from iotune.errors import UsageError
+from iotune.core.errors import StorageError
 from iotune.objectstore.target import Target
 
 PROBE = ".iotune-preflight-"
@@ -19,10 +19,6 @@ BODY = b"iotune pre-flight\n"
 #: per request of the check: a store that accepts connections but never answers
 #: must not hold a run for the two minutes a trial's request may take
 CHECK_TIMEOUT_S = 4
-
-
-class StorageError(UsageError):
-    """The object store cannot be used as the spec says (exit code 2)."""
 
 
 def check(target: Target) -> None:

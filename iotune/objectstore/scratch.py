@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from iotune.core.processes import is_gone
+from iotune.core.units import format_size
 from iotune.objectstore.retry import MAX_RETRIES
 from iotune.objectstore.target import Target
-from iotune.processes import is_gone
-from iotune.units import format_size
 
 logger = logging.getLogger(__name__)
 OWNER = ".iotune-owner"

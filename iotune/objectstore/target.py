@@ -127,7 +127,7 @@ class Target:
 
             return LocalFileSystem(skip_instance_cache=True)
         if spec.scheme != "s3":
-            from iotune.errors import UsageError
+            from iotune.core.errors import UsageError
 
             raise UsageError(
                 f"storage.url: client fsspec is measured here for s3:// and file://, not "

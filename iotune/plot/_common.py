@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
+from iotune.core.units import format_size
 from iotune.model import parameters
 from iotune.results import accessor  # noqa: F401 - registers ds.iotune, da.iotune
-from iotune.units import format_size
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

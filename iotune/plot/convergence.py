@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xarray as xr
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
 from iotune.results import accessor  # noqa: F401 - registers ds.iotune
 
 if TYPE_CHECKING:

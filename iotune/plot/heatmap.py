@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
+from iotune.core.units import format_number
 from iotune.plot._common import _metric, _no_data, _title, _value_labels
-from iotune.units import format_number
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

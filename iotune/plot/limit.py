@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xarray as xr
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
+from iotune.core.units import format_number, format_rate
 from iotune.plot._common import (
     _align,
     _legend_handles,
@@ -19,7 +20,6 @@ from iotune.plot._common import (
 )
 from iotune.plot.pareto import _grid_points
 from iotune.results.limit import STORE
-from iotune.units import format_number, format_rate
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xarray as xr
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from iotune.errors import RecommendError, ResultsError
+from iotune.core.errors import RecommendError, ResultsError
 from iotune.model import parameters
 from iotune.results import sparse
 from iotune.results.lossy import errors_of

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
 from iotune.model import parameters
 from iotune.model.records import TrialResult
 from iotune.model.spec import MeasureSpec

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from iotune.errors import RecommendError
+from iotune.core.errors import RecommendError
 
 #: a quantised trial's error figures, as results store them
 ERRORS = ("max_abs_error", "max_rel_error", "digits_kept")

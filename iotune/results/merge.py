@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
 from iotune.results.accessor import plain  # and ds.iotune
 
 if TYPE_CHECKING:

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from iotune.errors import RecommendError
+from iotune.core.errors import RecommendError
+from iotune.core.units import format_size, parse_size
 from iotune.results.lossy import lossless_or_within, lossy_limits
 from iotune.results.stats import ALPHA, Separation, check_alpha, nanmedian, separate, spread
-from iotune.units import format_size, parse_size
 
 #: a metric's data variable: ``write`` -> write_MiBps, ``read:<pattern>`` -> read_MiBps
 METRIC_VARIABLES = {"write": "write_MiBps", "read": "read_MiBps"}

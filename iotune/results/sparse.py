@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
 from iotune.results.objective import Candidate, Objective, Ranking
 from iotune.results.objective import rank as rank_candidates
 

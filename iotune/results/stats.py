@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from iotune.errors import RecommendError
+from iotune.core.errors import RecommendError
 
 
 def nanmedian(a: Any, axis: int | tuple[int, ...] = -1) -> np.ndarray:

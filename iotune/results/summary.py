@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.errors import RecommendError
+from iotune.core.errors import RecommendError
+from iotune.core.units import format_number
 from iotune.results.accessor import value_label  # and ds.iotune
-from iotune.units import format_number
 
 if TYPE_CHECKING:
     import xarray as xr

@@ -22,11 +22,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from iotune.errors import UsageError
+from iotune.core.errors import UsageError
+from iotune.core.units import format_size, parse_size
 from iotune.measuring import measure
 from iotune.model.spec import StorageSpec
 from iotune.runner.provenance import free_page_reporting, mount_of
-from iotune.units import format_size, parse_size
 
 MiB = 2**20
 DEFAULT_SIZE = 2**30

@@ -27,14 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from iotune.errors import UsageError
+from iotune.core.errors import UsageError
+from iotune.core.units import format_size, parse_size
 from iotune.model.spec import StorageSpec
 from iotune.objectstore.meter import Meter
 from iotune.objectstore.retry import retrying, retrying_sync
 from iotune.objectstore.scratch import mark, new_area, remove_area
 from iotune.objectstore.target import Target
 from iotune.runner.calibrate import store, store_key
-from iotune.units import format_size, parse_size
 
 logger = logging.getLogger(__name__)
 MiB = 2**20
@@ -60,8 +60,8 @@ def storage_from_options(
     UsageError
         A bad value; the message names the option (``--storage``, ``--endpoint``).
     """
-    from iotune.errors import SpecError
-    from iotune.spec.storage import parse_storage
+    from iotune.core.errors import SpecError
+    from iotune.specfile.storage import parse_storage
 
     section: dict[str, Any] = {"url": url, "anonymous": anonymous}
     section |= {k: v for k, v in (("endpoint", endpoint), ("region", region)) if v is not None}

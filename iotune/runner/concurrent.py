@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from iotune.backends.base import SlabBackend
-from iotune.errors import ConcurrencyError, one_line
+from iotune.core.errors import ConcurrencyError, one_line
+from iotune.core.processes import die_with_parent
 from iotune.measuring import precision
 from iotune.measuring.data import Field
 from iotune.model.records import TrialResult, TrialTask
-from iotune.processes import die_with_parent
 from iotune.runner import steps
 
 MiB = 2**20

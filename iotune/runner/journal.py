@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
-from iotune.errors import LockError, ResultsError
+from iotune.core.errors import LockError, ResultsError
 from iotune.model.records import TrialResult
 
 JOURNAL_VERSION = 1

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iotune.backends import get_backend
-from iotune.errors import NotApplicable, UsageError
+from iotune.core.errors import NotApplicable, UsageError
 from iotune.model.parameters import generic as generic_parameters
 from iotune.model.records import HINT_VALUES, Trial
 from iotune.model.spec import Sweep
@@ -91,12 +91,13 @@ def make_plan(sweep: Sweep, *, yes: bool = False) -> Plan:
             point = {p.name: label for p, label in zip(sweep.swept, labels_of(combo), strict=True)}
             if len(sweep.backends) > 1:
                 point = {"backend": backend, **point}
-            resolved.append((backend, point, _resolve(backend, given, sweep)))
+            resolved.append((backend, point, resolve_point(backend, given, sweep)))
     points, trials = _merge(resolved, sweep)
     return Plan(sweep, dims, coords, tuple(points), tuple(trials))
 
 
-def _resolve(backend: str, given: dict[str, Any], sweep: Sweep):
+def resolve_point(backend: str, given: dict[str, Any], sweep: Sweep):
+    """A point's effective settings and notes for ``backend``, or why it does not apply."""
     cls = get_backend(backend)
     own = {k: v for k, v in given.items() if k in cls.parameters}
     if "hints" in own:  # swept by name; the backend needs the set's keys and values

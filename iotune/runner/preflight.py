@@ -30,14 +30,14 @@ from pathlib import Path
 
 from iotune.backends import get_backend
 from iotune.backends.base import LaunchedBackend
-from iotune.errors import UsageError
-from iotune.extras import require
+from iotune.core.errors import UsageError
+from iotune.core.extras import require
+from iotune.core.units import format_size
 from iotune.model.records import Trial
 from iotune.model.spec import ExecutionSpec, Sweep, Workload
 from iotune.runner.plan import Plan
 from iotune.runner.provenance import mount_of
 from iotune.runner.scratch import reclaimable
-from iotune.units import format_size
 
 MiB, GiB = 2**20, 2**30
 #: what a file may hold beyond the raw bytes: a fraction of them plus a constant

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from iotune.errors import UsageError
-from iotune.processes import is_gone
+from iotune.core.errors import UsageError
+from iotune.core.processes import is_gone
+from iotune.core.units import format_size
 from iotune.runner.journal import DirectoryLock
-from iotune.units import format_size
 
 logger = logging.getLogger(__name__)
 SCRATCH_PREFIX = "iotune-scratch-"

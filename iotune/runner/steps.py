@@ -13,13 +13,13 @@ from typing import Any
 from iotune.backends import get_backend
 from iotune.backends.base import Backend, SlabBackend
 from iotune.backends.objectbase import ObjectStoreBackend, fetched_fraction
-from iotune.errors import VerificationError
+from iotune.core.errors import VerificationError
+from iotune.core.units import parse_chunk_label
 from iotune.measuring import access, measure
 from iotune.measuring.checksum import checksum
 from iotune.measuring.data import SLAB_BUDGET, Field, slab_length
+from iotune.model.quantize import ErrorMeter, Quantize
 from iotune.model.records import TrialResult, TrialTask
-from iotune.quantize import ErrorMeter, Quantize
-from iotune.units import parse_chunk_label
 
 MiB = 2**20
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from iotune.backends.base import LaunchedBackend, SlabBackend
-from iotune.errors import one_line
+from iotune.core.errors import one_line
 from iotune.measuring import measure, precision
 from iotune.model.records import TrialResult, TrialTask
 from iotune.runner import steps

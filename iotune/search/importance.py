@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from iotune.extras import require
-from iotune.logs import quiet
+from iotune.core.extras import require
+from iotune.core.logs import quiet
 from iotune.results.objective import parse_objective
 
 if TYPE_CHECKING:

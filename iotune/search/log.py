@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
 
 SEARCH_LOG = "search.jsonl"
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.errors import RecommendError, ResultsError, UsageError
+from iotune.core.errors import RecommendError, ResultsError, UsageError
 from iotune.model.spec import Sweep
 from iotune.search.space import Dimension, Space
 from iotune.search.state import State

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
 from iotune.measuring.precision import hopeless
 from iotune.model.records import TrialResult, TrialTask
 from iotune.results.lossy import ERRORS

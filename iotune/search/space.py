@@ -2,7 +2,7 @@
 
 A point is a mapping of each swept parameter (and ``backend`` with several) to
 one of its values.  Whether a point applies, and which trial measures it, comes
-from the plan's own rules (:func:`iotune.runner.plan._resolve` and
+from the plan's own rules (:func:`iotune.runner.plan.resolve_point` and
 :func:`~iotune.runner.plan.trial_id`) applied to that one point, so a space of
 10^6 points costs no more than the handful of points visited.  Points that
 resolve to the same effective parameters share a trial; the point shown for it
@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from iotune.errors import NotApplicable, SpecError
+from iotune.core.errors import NotApplicable, SpecError
 from iotune.model.records import Trial
 from iotune.model.spec import Sweep
-from iotune.runner.plan import _resolve, trial_id
+from iotune.runner.plan import resolve_point, trial_id
 
 #: points sampled to estimate how much of a large space applies
 ESTIMATE_SAMPLES = 2000
@@ -131,7 +131,7 @@ class Space:
                 given[dim.name] = dim.values[dim.labels.index(coords[dim.name])]
         if self.rungs:
             given["fidelity"] = coords["fidelity"]
-        outcome = _resolve(backend, given, self.sweep)
+        outcome = resolve_point(backend, given, self.sweep)
         if isinstance(outcome, NotApplicable):
             return str(outcome)
         effective, _notes = outcome

@@ -39,9 +39,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from iotune.errors import UsageError
-from iotune.extras import require
-from iotune.logs import quiet
+from iotune.core.errors import UsageError
+from iotune.core.extras import require
+from iotune.core.logs import quiet
 from iotune.search.space import Space
 
 

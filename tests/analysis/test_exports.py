@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from iotune import codecs
 from iotune.analysis import exports
 from iotune.analysis.exports import Target
-from iotune.errors import NotApplicable
+from iotune.core.errors import NotApplicable
+from iotune.model import codecs
 
 TARGET = Target("tas", ("time", "lat", "lon"), (16, 32, 32), "int16")
 CODEC_SETTINGS = {

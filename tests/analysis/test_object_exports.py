@@ -226,9 +226,9 @@ def test_exports_say_where_credentials_come_from_and_name_none() -> None:
 def test_recommend_on_an_object_store_sweep_prints_its_exports_and_no_credential(
     tmp_path: Path, s3_server: Server, bucket: str
 ) -> None:
-    from iotune import api
     from iotune.analysis.report import render_json, render_text
-    from iotune.spec.parse import load_spec_text
+    from iotune.app import api
+    from iotune.specfile.parse import load_spec_text
 
     spec = f"""\
 version: 1

@@ -13,7 +13,7 @@ import xarray as xr
 
 from iotune.analysis.recommend import recommend
 from iotune.analysis.report import render_text
-from iotune.errors import RecommendError
+from iotune.core.errors import RecommendError
 from iotune.results.dataset import save
 
 MiB = 2**20
@@ -201,7 +201,7 @@ def test_mpi_hints_and_stripes_are_exported(crafted_results) -> None:
 
 
 def run_cli(capsys: pytest.CaptureFixture, *args: object) -> tuple[int, str, str]:
-    from iotune.cli import main
+    from iotune.cli.main import main
 
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()

@@ -14,14 +14,14 @@ import pytest
 
 from iotune.backends import backend_names, get_backend
 from iotune.backends.base import LaunchedBackend, Reader, SlabBackend
-from iotune.errors import NotApplicable
+from iotune.core.errors import NotApplicable
 from iotune.model.parameters import PARAMETERS
 from iotune.model.records import TrialResult, TrialTask
 from iotune.model.spec import MeasureSpec
 from iotune.runner import trial as trial_module
 from iotune.runner.plan import make_plan
 from iotune.runner.trial import run_trial
-from iotune.spec.parse import load_spec_text
+from iotune.specfile.parse import load_spec_text
 from tests.backends.test_mpiio import MISSING
 
 SPEC = """\

@@ -13,7 +13,7 @@ import pytest
 from iotune.backends.h5py_ import H5pyBackend
 from iotune.backends.netcdf4_ import NetCDF4Backend
 from iotune.backends.zarr_ import ZarrBackend
-from iotune.errors import NotApplicable, VerificationError
+from iotune.core.errors import NotApplicable, VerificationError
 from iotune.measuring.data import Field
 from iotune.model.spec import Workload
 
@@ -123,7 +123,7 @@ def test_knobs_a_format_cannot_express_do_not_apply(backend, params, why) -> Non
 @pytest.mark.parametrize("backend", [NetCDF4Backend, ZarrBackend])
 @pytest.mark.parametrize("label", ["bitround:7", "digits:3"])
 def test_quantised_values_carry_the_error_they_should(backend, label, tmp_path) -> None:
-    from iotune.quantize import ErrorMeter
+    from iotune.model.quantize import ErrorMeter
 
     params = {**BASE, "quantize": label, "shards": "none"}
     path = tmp_path / f"q{backend.suffix}"

@@ -22,7 +22,7 @@ import yaml
 
 from iotune.backends.h5py_ import H5pyBackend, create_dataset
 from iotune.backends.h5py_rank import check_file
-from iotune.errors import NotApplicable
+from iotune.core.errors import NotApplicable
 from iotune.measuring.data import Field
 from iotune.model.spec import Workload
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
-from iotune import api
+from iotune.app import api
 from iotune.backends.memory import MemoryBackend
 from iotune.measuring import measure
 from iotune.measuring.access import selections
@@ -23,7 +23,7 @@ from iotune.model.records import TrialTask
 from iotune.model.spec import MeasureSpec, ReadSpec, Workload
 from iotune.runner.plan import make_plan
 from iotune.runner.trial import run_trial
-from iotune.spec.parse import load_spec_text
+from iotune.specfile.parse import load_spec_text
 
 W = Workload(("time", "y", "x"), (10, 48, 40))
 #: 512 KiB of int16: enough for codec timings to stand well above the clock's noise

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from iotune.errors import VerificationError
+from iotune.core.errors import VerificationError
 from iotune.model.records import TrialResult, TrialTask
 from iotune.mpi.launch import fill_result, find_mpiexec
 from iotune.results.dataset import to_dataset
 from iotune.results.summary import table
 from iotune.runner.plan import make_plan
 from iotune.runner.trial import run_trial
-from iotune.spec.parse import parse_spec
+from iotune.specfile.parse import parse_spec
 
 
 def _missing() -> str:
@@ -143,7 +143,7 @@ def test_typed_hints_merge_into_the_set_and_are_read_back(tmp_path):
 
 def test_a_typed_hint_the_set_also_names_does_not_apply():
     from iotune.backends.mpiio import MpiioBackend
-    from iotune.errors import NotApplicable
+    from iotune.core.errors import NotApplicable
     from iotune.model.records import HINT_VALUES
 
     params = {"nprocs": 2, "hints": "cbn", HINT_VALUES: {"cb_nodes": "2"}, "cb_nodes": 1}

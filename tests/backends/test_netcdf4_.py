@@ -4,7 +4,7 @@ import xarray as xr
 
 from iotune.backends import backend_names, get_backend
 from iotune.backends.netcdf4_ import NetCDF4Backend
-from iotune.errors import NotApplicable, UsageError, VerificationError
+from iotune.core.errors import NotApplicable, UsageError, VerificationError
 from iotune.measuring.data import Field
 from iotune.model.spec import Workload
 

@@ -6,7 +6,7 @@ import pytest
 
 from iotune.backends import get_backend
 from iotune.backends.posix import PosixBackend
-from iotune.errors import UsageError, VerificationError
+from iotune.core.errors import UsageError, VerificationError
 from iotune.measuring import access
 from iotune.measuring.data import Field
 from iotune.model.spec import ReadSpec, Workload
@@ -167,8 +167,8 @@ def test_preallocate_reserves_the_blocks_before_the_first_write(tmp_path, settin
 
 
 def test_preallocate_is_a_posix_knob_from_the_spec_to_the_results(tmp_path):
-    from iotune.api import run
-    from iotune.spec.parse import load_spec_text
+    from iotune.app.api import run
+    from iotune.specfile.parse import load_spec_text
 
     text = (
         "version: 1\nname: prealloc\nworkload: {{shape: {{time: 8, y: 32, x: 48}}}}\n"

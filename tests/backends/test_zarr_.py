@@ -6,7 +6,7 @@ import xarray as xr
 
 from iotune.backends import get_backend
 from iotune.backends.zarr_ import ZarrBackend
-from iotune.errors import NotApplicable, VerificationError
+from iotune.core.errors import NotApplicable, VerificationError
 from iotune.measuring import access
 from iotune.measuring.data import Field
 from iotune.model.spec import ReadSpec, Workload

@@ -88,7 +88,7 @@ def test_the_generated_spec_sweeps_the_named_file_knobs(tmp_path) -> None:
     import yaml
 
     from iotune.darshan_.generate import generate
-    from iotune.spec.parse import load_spec_text
+    from iotune.specfile.parse import load_spec_text
 
     log = open_log(HDF5_LOG)
     found = diagnose(log, groups(log))

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from iotune.api import from_darshan
-from iotune.errors import DarshanError
-from iotune.spec.parse import load_spec_text
+from iotune.app.api import from_darshan
+from iotune.core.errors import DarshanError
+from iotune.specfile.parse import load_spec_text
 from tests.darshan.conftest import CRASHER, EXAMPLES, flipped
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iotune import api
-from iotune.cli import main
-from iotune.errors import SpecError
+from iotune.app import api
+from iotune.cli.main import main
+from iotune.core.errors import SpecError
 from tests.darshan.conftest import HDF5_LOG, INPUTS, MACSIO_LOG, MPIIO_LOG, NOPOSIX_LOG, counters
 
 

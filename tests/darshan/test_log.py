@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from iotune.cli import main
+from iotune.cli.main import main
+from iotune.core.errors import DarshanError
 from iotune.darshan_.log import open_log
 from iotune.darshan_.reader import read_log
-from iotune.errors import DarshanError
 from tests.darshan.conftest import (
     CRASHER,
     EXAMPLES,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from iotune import api
+from iotune.app import api
+from iotune.core.units import format_size
 from iotune.darshan_.summary import is_data
-from iotune.units import format_size
 from tests.darshan.conftest import HDF5_LOG, IOR_LIKE_LOG, MACSIO_LOG, MPIIO_LOG, PYTHON_LOG
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -52,7 +52,7 @@ def test_where_trials_run_is_logged_as_information(make_spec, tmp_path, caplog):
     spec = make_spec(SPEC | {"measure": {"repeats": 1}, "read": {"patterns": ["full"]}})
     iotune.run(spec, out=tmp_path / "d", workers=2, progress=False)
     (said,) = [r for r in caplog.records if "dashboard http" in r.getMessage()]
-    assert said.levelno == logging.INFO and said.name == "iotune.session"
+    assert said.levelno == logging.INFO and said.name == "iotune.app.session"
     assert said.getMessage().startswith("dask: 2 workers, at most 1 storage trial(s) per host")
 
 
@@ -85,7 +85,7 @@ def test_failing_trials_are_recorded_and_the_sweep_goes_on(make_spec, tmp_path):
     )
     # valid when planned, gone when the trials run: a real failure inside every trial
     script = (
-        "import os, sys; from iotune import api; from iotune.spec.parse import load_spec\n"
+        "import os, sys; from iotune import api; from iotune.specfile.parse import load_spec\n"
         f"s = load_spec({str(spec)!r}); os.remove({str(source)!r})\n"
         f"api.run(s, out={str(tmp_path / 'o')!r}, progress=False)\n"
     )

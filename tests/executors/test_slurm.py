@@ -11,11 +11,11 @@ import pytest
 import xarray as xr
 import yaml
 
-from iotune.errors import SpecError, UsageError
+from iotune.core.errors import SpecError, UsageError
 from iotune.executors.dask_ import _jobqueue_cluster, check_job_script, jobqueue_options
 from iotune.executors.environ import WORKER_ENVIRON
-from iotune.spec.execution import CLUSTER_KEYS
-from iotune.spec.parse import load_spec_text
+from iotune.specfile.execution import CLUSTER_KEYS
+from iotune.specfile.parse import load_spec_text
 
 from .slurm_cluster import LocalSlurm
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iotune.errors import SpecError
+from iotune.core.errors import SpecError
 from iotune.measuring.access import delivered_bytes, selections
 from iotune.measuring.data import slab_length
 from iotune.model.spec import ReadSpec, Workload
-from iotune.spec.parse import parse_read, parse_spec
+from iotune.specfile.parse import parse_read, parse_spec
 
 W = Workload(("time", "y", "x"), (16, 64, 48))
 DEFAULT = ReadSpec()

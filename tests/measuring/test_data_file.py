@@ -12,12 +12,12 @@ import pytest
 import xarray as xr
 import yaml
 
-from iotune.errors import SpecError
+from iotune.core.errors import SpecError
 from iotune.measuring.data import Field
 from iotune.model.records import TrialTask
 from iotune.runner.plan import make_plan
 from iotune.runner.trial import run_trial
-from iotune.spec.parse import load_spec, parse_spec
+from iotune.specfile.parse import load_spec, parse_spec
 
 T, LAT, LON = 6, 5, 7
 

@@ -11,16 +11,16 @@ import pytest
 import xarray as xr
 import yaml
 
-from iotune import api
+from iotune.app import api
 from iotune.backends.base import SlabBackend
-from iotune.errors import SpecError
+from iotune.core.errors import SpecError
 from iotune.measuring import precision
 from iotune.model.records import TrialResult, TrialTask
 from iotune.model.spec import MeasureSpec
 from iotune.runner import trial
 from iotune.runner.plan import make_plan
 from iotune.runner.trial import run_trial
-from iotune.spec.parse import load_spec_text
+from iotune.specfile.parse import load_spec_text
 
 AUTO = MeasureSpec(adaptive=True, precision=0.05, max_repeats=20)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from iotune.backends import backend_names, get_backend
-from iotune.errors import SpecError, UsageError
+from iotune.core.errors import SpecError, UsageError
+from iotune.core.units import chunk_label
 from iotune.model import parameters
 from iotune.model.parameters import PARAMETERS, ParameterDef, get
 from iotune.model.records import HINT_VALUES, Trial
 from iotune.runner.plan import make_plan
-from iotune.spec.parse import load_spec_text
-from iotune.units import chunk_label
+from iotune.specfile.parse import load_spec_text
 
 WORKLOAD = "workload: {shape: {time: 8, y: 64, x: 64}}"
 #: ids computed before the registry and the hints field existed: they must never move
@@ -119,7 +119,7 @@ def test_hints_are_a_field_of_the_trial_not_a_parameter() -> None:
 
 
 def test_results_label_every_parameter_coordinate(tmp_path) -> None:
-    from iotune.api import run
+    from iotune.app.api import run
 
     spec = (
         f"version: 1\nname: attrs\n{WORKLOAD}\nbackend: h5py\n"

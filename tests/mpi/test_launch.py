@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from iotune.backends.mpiio import MpiioBackend
-from iotune.cli import main
-from iotune.errors import NotApplicable, SpecError
+from iotune.cli.main import main
+from iotune.core.errors import NotApplicable, SpecError
 from iotune.measuring.data import Field
 from iotune.model.spec import Workload
 from iotune.mpi import launch as mpi
 from iotune.runner.plan import make_plan
-from iotune.spec.parse import parse_spec
+from iotune.specfile.parse import parse_spec
 
 W = Workload(("time", "y", "x"), (6, 10, 14))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune.errors import LustreError, StripingWarning
+from iotune.core.errors import LustreError, StripingWarning
 from iotune.mpi import lustre
 
 FAKE_LFS = Path(__file__).parents[1] / "fixtures" / "fake-lfs"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iotune import api
+from iotune.app import api
 from iotune.runner import calibrate as cal
 from iotune.runner.calibrate_store import storage_from_options
 from tests.objectstore.conftest import KEYS, Server, _free_port
@@ -192,7 +192,7 @@ def test_cli_a_store_it_cannot_use_is_one_line_exit_2(
     ],
 )
 def test_cli_bad_options_are_one_line(argv: list[str], message: str, capsys) -> None:
-    from iotune.cli import main
+    from iotune.cli.main import main
 
     assert main(["calibrate", *argv]) == 2
     err = capsys.readouterr().err

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from iotune import api
+from iotune.app import api
 from tests.objectstore.conftest import Server
 from tests.objectstore.test_run import iotune, objects
 
@@ -94,7 +94,7 @@ def test_clean_an_unreachable_store_is_one_line(tmp_path) -> None:
 
 
 def test_clean_needs_something_to_clean(capsys) -> None:
-    from iotune.cli import main
+    from iotune.cli.main import main
 
     assert main(["clean"]) == 2
     assert "give OUT, --scratch DIR or --storage URL" in capsys.readouterr().err

@@ -12,7 +12,7 @@ from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
 from iotune.plot import all_figures, size_vs_throughput, throughput
 
 

@@ -10,7 +10,7 @@ import xarray as xr
 from matplotlib.collections import PathCollection
 from matplotlib.image import AxesImage
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
 from iotune.plot import all_figures, fraction_of_limit, heatmap, notes
 from iotune.results.limit import attach_limit
 
@@ -139,7 +139,7 @@ def test_without_a_limit_the_figure_is_skipped_with_a_note(ds: xr.Dataset) -> No
 def test_cli_plot_writes_the_four_kinds(
     ds: xr.Dataset, tmp_path: Path, capsys: pytest.CaptureFixture, product_results
 ) -> None:
-    from iotune.cli import main
+    from iotune.cli.main import main
     from iotune.results.dataset import save
 
     small = ds.sel(chunk_cache=[product_results.CACHES[1]], pattern=["timeseries"])

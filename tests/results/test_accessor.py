@@ -13,9 +13,9 @@ import pytest
 import xarray as xr
 import yaml
 
-from iotune import api
 from iotune.analysis.recommend import recommend
-from iotune.errors import RecommendError, ResultsError, UsageError
+from iotune.app import api
+from iotune.core.errors import RecommendError, ResultsError, UsageError
 from iotune.results.accessor import label, value_label
 from iotune.results.dataset import open_results
 from iotune.results.objective import parse_weights

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from iotune.errors import ResultsError
+from iotune.core.errors import ResultsError
 from iotune.model.records import TrialResult
 from iotune.results.dataset import SCHEMA_VERSION, open_results, save, to_dataset
 from iotune.runner.plan import make_plan
-from iotune.spec.parse import load_spec_text
+from iotune.specfile.parse import load_spec_text
 
 SPEC = """
 version: 1

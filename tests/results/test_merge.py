@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iotune.cli import main
-from iotune.errors import ResultsError
+from iotune.cli.main import main
+from iotune.core.errors import ResultsError
 from iotune.results.dataset import open_results, save
 from iotune.results.merge import merge
 

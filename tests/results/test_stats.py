@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from iotune.errors import RecommendError
+from iotune.core.errors import RecommendError
 from iotune.results import stats
 from iotune.results.stats import Separation, min_p_value, rank_test, separate
 

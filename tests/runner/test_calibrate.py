@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune.errors import UsageError
+from iotune.core.errors import UsageError
 from iotune.runner import calibrate as cal
 
 

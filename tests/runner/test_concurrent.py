@@ -4,13 +4,13 @@ import textwrap
 
 import pytest
 
-from iotune.errors import SpecError
+from iotune.core.errors import SpecError
 from iotune.model.records import TrialTask
 from iotune.results.dataset import to_dataset
 from iotune.runner.concurrent import _combine
 from iotune.runner.plan import make_plan
 from iotune.runner.trial import run_trial
-from iotune.spec.parse import load_spec_text
+from iotune.specfile.parse import load_spec_text
 
 MiB = 2**20
 
@@ -95,7 +95,7 @@ def test_a_failing_concurrent_writer_fails_the_trial_with_its_reason(tmp_path):
         import resource
         resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
         from iotune.runner.plan import make_plan
-        from iotune.spec.parse import load_spec_text
+        from iotune.specfile.parse import load_spec_text
         from iotune.model.spec import MeasureSpec
         from iotune.model.records import TrialTask
         from iotune.runner.trial import run_trial

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from iotune.errors import LockError, ResultsError
+from iotune.core.errors import LockError, ResultsError
 from iotune.model.records import TrialResult
 from iotune.runner.journal import DirectoryLock, Journal
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from iotune.errors import UsageError
+from iotune.core.errors import UsageError
 from iotune.model.spec import Sweep
 from iotune.runner.plan import MAX_TRIALS, Plan, grid_size, make_plan, trial_id
-from iotune.spec.parse import load_spec, parse_spec
+from iotune.specfile.parse import load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = ROOT / "sweeps" / "quick.yaml"

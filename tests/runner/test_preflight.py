@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from iotune.errors import UsageError
+from iotune.core.errors import UsageError
 from iotune.model.records import Trial
 from iotune.model.spec import ExecutionSpec, Workload
 from iotune.runner import preflight
 from iotune.runner.plan import make_plan
 from iotune.runner.preflight import FILE_OVERHEAD, GiB, MiB, check, file_bytes, footprint, need
 from iotune.runner.scratch import OWNER_FILE, SCRATCH_PREFIX
-from iotune.spec.parse import parse_spec
+from iotune.specfile.parse import parse_spec
 
 WORKLOAD = Workload(dims=("time", "y", "x"), shape=(16, 64, 64), dtype="int16")
 RAW = 16 * 64 * 64 * 2  # 128 KiB

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import iotune
-from iotune.api import load_spec
+from iotune.app.api import load_spec
 from iotune.model.records import TrialResult
 from iotune.runner.journal import Journal
 from iotune.runner.plan import make_plan

@@ -14,7 +14,7 @@ from iotune.model.spec import MeasureSpec, ReadSpec
 from iotune.runner import trial as trial_module
 from iotune.runner.plan import make_plan
 from iotune.runner.trial import run_trial
-from iotune.spec.parse import load_spec_text
+from iotune.specfile.parse import load_spec_text
 
 SPEC = """
 version: 1
@@ -68,7 +68,7 @@ def test_a_real_write_failure_is_recorded_and_scratch_is_removed(tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
         from iotune.runner.plan import make_plan
-        from iotune.spec.parse import load_spec_text
+        from iotune.specfile.parse import load_spec_text
         from iotune.model.spec import MeasureSpec
         from iotune.model.records import TrialTask
         from iotune.runner.trial import run_trial

@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from iotune.errors import SpecError, UsageError
+from iotune.app.tuning import grid_sweep, replay_outcome, replay_search
+from iotune.core.errors import SpecError, UsageError
 from iotune.search.fidelity import spearman
-from iotune.tuning import grid_sweep, replay_outcome, replay_search
 from tests.search.conftest import SMALL_SPACE, _synthetic
 
 OBJECTIVE = "read:timeseries"
@@ -101,7 +101,7 @@ def test_the_fallback_is_said_in_the_results(scrambled_grid) -> None:
     }
     ds = replay_search(grid_sweep(scrambled_grid, overrides, "grid"), scrambled_grid)
     assert "ranks unlike full size" in ds.attrs["search_fidelity_fallback"]
-    from iotune.console import search_text
+    from iotune.views.console import search_text
 
     assert "ranks unlike full size" in search_text(ds)
 
@@ -167,8 +167,8 @@ def scaled(grid, fidelity: float) -> str:
 
 
 def test_a_prior_is_measured_first_and_recorded(rungs_grid) -> None:
+    from iotune.app.tuning import goal_of
     from iotune.search.prior import SEEDS, load_priors
-    from iotune.tuning import goal_of
 
     overrides = {"search.objective": OBJECTIVE, "search.budget": 12, "parameters.fidelity": 1}
     sweep = grid_sweep(rungs_grid, overrides, "grid")
@@ -185,8 +185,8 @@ def test_a_prior_is_measured_first_and_recorded(rungs_grid) -> None:
 
 
 def test_a_prior_sharing_no_parameter_is_refused_in_one_line(rungs_grid) -> None:
+    from iotune.app.tuning import goal_of
     from iotune.search.prior import load_priors
-    from iotune.tuning import goal_of
 
     sweep = grid_sweep(rungs_grid, {"search.objective": OBJECTIVE}, "grid")
     other = prior_of(rungs_grid, 0.25).isel(codec=0, chunks=0, chunk_cache=0)

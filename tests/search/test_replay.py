@@ -8,10 +8,10 @@ import time
 import numpy as np
 import pytest
 
+from iotune.app.tuning import grid_sweep, replay_outcome, replay_search
 from iotune.model.records import Trial, TrialTask
 from iotune.search.replay import ReplayMeasurer
 from iotune.search.state import CONFIRM
-from iotune.tuning import grid_sweep, replay_outcome, replay_search
 
 
 def outcome(grid, **search):

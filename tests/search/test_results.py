@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
+from iotune.app.tuning import grid_sweep, replay_search
 from iotune.results.dataset import open_results, save
-from iotune.tuning import grid_sweep, replay_search
 
 
 @pytest.fixture(scope="module")

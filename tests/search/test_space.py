@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from iotune.api import load_spec
+from iotune.app.api import load_spec
 from iotune.runner.plan import make_plan
 from iotune.search.space import Resolved, Space
 

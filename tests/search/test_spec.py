@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from iotune.api import load_spec
-from iotune.errors import SpecError
+from iotune.app.api import load_spec
+from iotune.core.errors import SpecError
 
 QUICK = Path(__file__).resolve().parents[2] / "sweeps" / "quick.yaml"
 

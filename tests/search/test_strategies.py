@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from iotune.app.tuning import grid_sweep, replay_outcome
 from iotune.results.dataset import open_results
 from iotune.search.replay import fractions_of_best
-from iotune.tuning import grid_sweep, replay_outcome
 
 GRIDS = Path(__file__).resolve().parents[2] / "benchmarks" / "grids"
 

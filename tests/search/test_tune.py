@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import iotune
-from iotune.errors import SpecError, UsageError
+from iotune.core.errors import SpecError, UsageError
 
 SPEC = {
     "version": 1,

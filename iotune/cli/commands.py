@@ -44,7 +44,7 @@ def _execution(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def validate(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
 
     sweep = api.load_spec(args.spec)
     points = api.grid_size(sweep)
@@ -65,7 +65,7 @@ def validate(args: argparse.Namespace) -> int:
 
 
 def plan(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
 
     made = api.make_plan(api.load_spec(args.spec), yes=args.allow_large)
     if args.format != "json":
@@ -88,7 +88,7 @@ def plan(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
 
     sweep = api.load_spec(args.spec, overrides=api.execution_overrides(**_execution(args)))
     out = args.out or Path("results") / sweep.name
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _plots(args: argparse.Namespace, ds: Any, out: Path) -> None:
-    from iotune import api
+    from iotune.app import api
 
     if args.plot:
         for path in api.save_plots(ds, out):
@@ -120,8 +120,8 @@ def _plots(args: argparse.Namespace, ds: Any, out: Path) -> None:
 
 
 def tune(args: argparse.Namespace) -> int:
-    from iotune import api
-    from iotune.errors import UsageError
+    from iotune.app import api
+    from iotune.core.errors import UsageError
 
     if args.spec is None and args.replay is None:
         raise UsageError("tune: give a SPEC, or --replay GRID.nc")
@@ -160,7 +160,7 @@ def tune(args: argparse.Namespace) -> int:
 
 
 def clean(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
 
     _store_options(args)
     lines = api.clean(
@@ -174,7 +174,7 @@ def clean(args: argparse.Namespace) -> int:
 
 
 def show(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
     from iotune.results import summary
 
     ds = api.open_results(args.results)
@@ -198,7 +198,7 @@ def show(args: argparse.Namespace) -> int:
 
 
 def plot(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
 
     for path in api.save_plots(args.results, args.out):
         print(path)
@@ -208,7 +208,7 @@ def plot(args: argparse.Namespace) -> int:
 
 
 def recommend(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
 
     options: tuple[str, ...] = ("objective", "weights", "max_size", "max_ratio_loss", "variable")
     options += ("max_error", "min_digits")
@@ -219,7 +219,7 @@ def recommend(args: argparse.Namespace) -> int:
 
 def _store_options(args: argparse.Namespace) -> None:
     """Refuse options of the other kind of storage than the command measures or cleans."""
-    from iotune.errors import UsageError
+    from iotune.core.errors import UsageError
 
     if args.storage:  # clean takes --scratch beside --storage: both are cleaned
         wrong: tuple[str, ...] = ("scratch", "block") if args.command == "calibrate" else ()
@@ -233,7 +233,7 @@ def _store_options(args: argparse.Namespace) -> None:
 
 
 def calibrate(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
 
     _store_options(args)
     if args.storage is None:
@@ -246,8 +246,8 @@ def calibrate(args: argparse.Namespace) -> int:
 
 
 def _calibrate_storage(args: argparse.Namespace) -> int:
-    from iotune import api
-    from iotune.stopping import stop_on_signals
+    from iotune.app import api
+    from iotune.app.stopping import stop_on_signals
 
     given = {k: getattr(args, k) for k in ("size", "part_size", "request_concurrency", "repeats")}
     with stop_on_signals():  # SIGTERM and SIGHUP unwind too, so the objects are removed
@@ -265,7 +265,7 @@ def _calibrate_storage(args: argparse.Namespace) -> int:
 
 
 def darshan(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
 
     found = api.from_darshan(args.log, trial_size=args.trial_size, all_files=args.all_files)
     print(found.text())
@@ -276,7 +276,7 @@ def darshan(args: argparse.Namespace) -> int:
 
 
 def backends(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
 
     if args.format != "json":
         print(api.backends_text())
@@ -286,7 +286,7 @@ def backends(args: argparse.Namespace) -> int:
 
 
 def merge(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
 
     ds = api.merge_files(args.results, out=args.out)
     swept = " ".join(ds.iotune.swept) or "nothing swept"
@@ -296,7 +296,7 @@ def merge(args: argparse.Namespace) -> int:
 
 
 def notebook(args: argparse.Namespace) -> int:
-    from iotune import api
+    from iotune.app import api
 
     executed = api.notebook(args.notebook, args.parameter, out=args.out, kernel=args.kernel)
     print(f"notebook: {executed}")

@@ -2,7 +2,7 @@
 
 A :class:`Codec` is what a user means ("zstd at level 3 with byte shuffle"), built
 once from a trial's parameters with :meth:`Codec.from_params`.  The views below
-translate it for one library each and raise :class:`~iotune.errors.NotApplicable`
+translate it for one library each and raise :class:`~iotune.core.errors.NotApplicable`
 when the library cannot express it; backends and exports both use them.  A codec
 object is a :class:`Call`, which a backend builds and an export prints as code.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
-from iotune.errors import NotApplicable
+from iotune.core.errors import NotApplicable
 
 SHUFFLES = ("none", "byte", "bit")
 #: blosc's shuffle modes: the number its HDF5 filter, netCDF4 and numcodecs take, and its
@@ -98,7 +98,7 @@ def parse_shuffle(value: object) -> str:
 
 def parse_level(value: object, info: CodecInfo) -> int | None:
     """The level as an ``int`` (``None`` for ``none``): ``ValueError`` for what is no
-    whole number, :class:`~iotune.errors.NotApplicable` for one outside the range."""
+    whole number, :class:`~iotune.core.errors.NotApplicable` for one outside the range."""
     if info.family == "none":
         if value is not None:
             raise NotApplicable(f"level {value!r} does not apply to codec 'none' (allowed: None)")
@@ -122,7 +122,7 @@ class Codec:
 
     ``level`` is ``None`` and ``shuffle`` is ``none`` for the codec ``none``.
     Out-of-range levels and bit shuffle outside blosc raise
-    :class:`~iotune.errors.NotApplicable`; values of the wrong kind ``ValueError``.
+    :class:`~iotune.core.errors.NotApplicable`; values of the wrong kind ``ValueError``.
     """
 
     name: str

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from iotune.core.plugins import EXECUTORS, executor_names
 from iotune.model.checks import choice, fail, integer, mapping, positive_size, section
 from iotune.model.spec import ExecutionSpec
-from iotune.plugins import EXECUTORS, executor_names
 
 CLUSTER_KINDS = ("slurm", "pbs")
 CLUSTER_KEYS = (

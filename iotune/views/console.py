@@ -1,6 +1,6 @@
 """The texts the ``iotune`` command prints, built from plans, results and backends.
 
-Kept apart from :mod:`iotune.api` (which does things) so the API stays about
+Kept apart from :mod:`iotune.app.api` (which does things) so the API stays about
 behaviour and the command line about arguments; notebooks may print these too.
 """
 
@@ -85,7 +85,7 @@ def backends_text() -> str:
     for cls in classes:
         for i, (group, names) in enumerate(_knobs(cls).items()):
             lines.append(f"  {(cls.name if i == 0 else '').ljust(width)}  {group}: {names}")
-    from iotune.extras import EXTRAS, installed
+    from iotune.core.extras import EXTRAS, installed
     from iotune.mpi.library import describe_mpi
 
     lines.append(f"MPI library (mpiio, h5py nprocs > 1): {describe_mpi()}")
@@ -97,7 +97,7 @@ def backends_text() -> str:
 def backends_info() -> dict[str, Any]:
     """What ``iotune backends`` says, as data: each backend, the MPI library, the extras."""
     from iotune.backends import backend_names, get_backend
-    from iotune.extras import EXTRAS, installed
+    from iotune.core.extras import EXTRAS, installed
     from iotune.mpi.library import describe_mpi
 
     found = []
@@ -233,8 +233,8 @@ def _search_notes(ds: xr.Dataset) -> list[str]:
 
 def store_limit_text(limit: dict[str, Any]) -> str:
     """What ``iotune calibrate --storage`` found: each level, the limits, latency, the cache."""
+    from iotune.core.units import format_size
     from iotune.runner.calibrate import cache_path
-    from iotune.units import format_size
 
     local = str(limit["storage_url"]).startswith("file://")
     where = limit["endpoint"] or ("this host" if local else "the provider's default endpoint")

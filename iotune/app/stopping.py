@@ -1,7 +1,7 @@
 """How a sweep stops when it is told to: Ctrl-C, ``scancel``, a walltime, a closed terminal.
 
 SIGINT, SIGTERM and SIGHUP all raise in the sweep's main thread (SIGINT as
-:class:`KeyboardInterrupt`, the others as :class:`~iotune.errors.Interrupted`),
+:class:`KeyboardInterrupt`, the others as :class:`~iotune.core.errors.Interrupted`),
 so the run unwinds the same way for each: the executor stops the processes
 running trials, their scratch is removed once they are gone, the journal and
 ``results.nc`` keep every finished trial, and the output directory's lock is
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from iotune.errors import Interrupted
+from iotune.core.errors import Interrupted
 
 logger = logging.getLogger(__name__)
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

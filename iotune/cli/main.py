@@ -1,4 +1,4 @@
-"""The ``iotune`` command: a thin argument layer over :mod:`iotune.api`.
+"""The ``iotune`` command: a thin argument layer over :mod:`iotune.app.api`.
 
 One meaning per option across commands: ``-o/--out`` is always where the
 command writes (a directory for run, tune, plot and notebook; a file for merge
@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from iotune.commands import COMMANDS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from iotune.errors import DeprecatedOptionWarning, Interrupted, IotuneError, UsageError
-from iotune.logs import configure
+from iotune.cli.commands import COMMANDS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from iotune.core.errors import DeprecatedOptionWarning, Interrupted, IotuneError, UsageError
+from iotune.core.logs import configure
 
 #: (command or None for every command, old option) -> its new spelling; removed in 0.3
 DEPRECATED = {

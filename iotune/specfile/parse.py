@@ -1,6 +1,6 @@
 """Sweep spec version 1: parse YAML, validate, freeze.
 
-Every problem raises :class:`~iotune.errors.SpecError` naming the field, the
+Every problem raises :class:`~iotune.core.errors.SpecError` naming the field, the
 bad value and what is allowed.  Unknown keys are errors, so typos never pass
 silently.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from iotune.errors import SpecError
+from iotune.core.errors import SpecError
 from iotune.measuring.precision import MIN_AUTO_REPEATS
 from iotune.model.checks import choice, fail, integer, mapping, section
 from iotune.model.parameters import generic as generic_parameters
@@ -30,12 +30,12 @@ from iotune.model.spec import (
     Sweep,
     Workload,
 )
-from iotune.spec.baseline import parse_baseline
-from iotune.spec.execution import parse_execution
-from iotune.spec.hints import check_hint_names, parse_hint_sets
-from iotune.spec.parameters import parse_parameters
-from iotune.spec.search import parse_search
-from iotune.spec.storage import check_backends, parse_storage
+from iotune.specfile.baseline import parse_baseline
+from iotune.specfile.execution import parse_execution
+from iotune.specfile.hints import check_hint_names, parse_hint_sets
+from iotune.specfile.parameters import parse_parameters
+from iotune.specfile.search import parse_search
+from iotune.specfile.storage import check_backends, parse_storage
 
 # --- small parse helpers ----------------------------------------------------
 

@@ -3,7 +3,7 @@
 A package declares ``[project.entry-points."iotune.backends"] NAME = "module:Class"``
 (or ``"iotune.executors"``).  iotune's own are listed in code, so a source
 checkout works without installed metadata; a plugin may not take a built-in's
-name (it is ignored with a :class:`~iotune.errors.PluginWarning`).  Nothing is
+name (it is ignored with a :class:`~iotune.core.errors.PluginWarning`).  Nothing is
 imported until a name is used.
 """
 
@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from iotune.errors import PluginWarning, UsageError
+from iotune.core.errors import PluginWarning, UsageError
 
 GROUPS = ("iotune.backends", "iotune.executors")
 #: iotune's own executors (here, below the spec parser that checks the names)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import importlib.util
 
-from iotune.errors import UsageError
+from iotune.core.errors import MissingExtraError
+
+__all__ = ["EXTRAS", "MissingExtraError", "installed", "require"]
 
 #: extra -> what it brings, for the messages and ``iotune backends``
 EXTRAS: dict[str, str] = {
@@ -23,27 +25,6 @@ EXTRAS: dict[str, str] = {
     "jobqueue": "dask-jobqueue",
     "objectstore": "obstore and s3fs (storage.url: S3, GCS, Azure)",
 }
-
-
-class MissingExtraError(UsageError):
-    """A feature needs a library from an extra that is not installed (exit code 2).
-
-    Parameters
-    ----------
-    feature
-        What the user asked for, e.g. ``iotune tune``.
-    module
-        The missing importable module, e.g. ``optuna``.
-    extra
-        The extra that installs it, e.g. ``search``.
-    """
-
-    def __init__(self, feature: str, module: str, extra: str) -> None:
-        self.feature, self.module, self.extra = feature, module, extra
-        hint = f"pip install 'iotune[{extra}]'"
-        if extra == "mpi":
-            hint += " (or 'iotune[mpich]' on a laptop)"
-        super().__init__(f"{feature} needs {module}, which is not installed: {hint}")
 
 
 def installed(module: str) -> bool:

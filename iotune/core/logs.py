@@ -4,7 +4,7 @@ Every module logs to ``logging.getLogger(__name__)``, below the ``iotune``
 logger; nothing below the CLI prints.  A library installs no handler, so in a
 notebook iotune's records go wherever the notebook's logging sends them (by
 Python's default, warnings and errors to stderr) and its
-:class:`~iotune.errors.IotuneWarning`\\s can be filtered with :mod:`warnings`.
+:class:`~iotune.core.errors.IotuneWarning`\\s can be filtered with :mod:`warnings`.
 The ``iotune`` command calls :func:`configure` once.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from iotune.errors import IotuneWarning
+from iotune.core.errors import IotuneWarning
 
 LOGGER = "iotune"
 #: the level shown for ``-q`` (-1), the default (0), ``-v`` (1), ``-vv`` (2)
@@ -45,7 +45,7 @@ def configure(verbosity: int = 0) -> logging.Handler:
     """Show iotune's records and warnings on stderr as ``iotune: <message>`` lines.
 
     Calling it again replaces the handler and the level, so it is safe per
-    command.  :class:`~iotune.errors.IotuneWarning`\\s become ``iotune: warning:
+    command.  :class:`~iotune.core.errors.IotuneWarning`\\s become ``iotune: warning:
     <message>`` records of the ``iotune`` logger (hidden by ``-q``); other
     warnings keep Python's own display.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from iotune import codecs
+from iotune.model import codecs
 from iotune.model.checks import fail, mapping, section
 from iotune.model.parameters import PARAMETERS
 from iotune.model.spec import Parameter

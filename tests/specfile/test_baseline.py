@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from iotune.errors import SpecError
-from iotune.spec.parse import parse_spec
+from iotune.core.errors import SpecError
+from iotune.specfile.parse import parse_spec
 
 
 def test_baseline_is_stored_as_labels_and_changes_the_digest(small_spec) -> None:

@@ -2,11 +2,11 @@
 
 A :class:`Session` owns what lies around the trials: the checks before
 anything is created (paths, room on scratch), the output directory and its
-lock, signal handling (:mod:`iotune.stopping`), the journal, the scratch
+lock, signal handling (:mod:`iotune.app.stopping`), the journal, the scratch
 directory (removed at the end), provenance, the calibrated device limit, the
 executor (started, described, stopped at once when interrupted) and the saved
 ``results.nc``.  What to run and how to turn the journal into results is the
-caller's: :func:`iotune.api.run` walks a plan, :mod:`iotune.tuning` a search.
+caller's: :func:`iotune.app.api.run` walks a plan, :mod:`iotune.app.tuning` a search.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from iotune.errors import UsageError
+from iotune.app.stopping import stop_on_signals
+from iotune.core.errors import UsageError
+from iotune.core.logs import quiet
 from iotune.executors import make_executor
-from iotune.logs import quiet
 from iotune.model.records import Trial, TrialTask
 from iotune.model.spec import StorageSpec, Sweep
 from iotune.results.dataset import RESULTS_NAME, save
@@ -31,9 +32,8 @@ from iotune.runner import preflight, provenance
 from iotune.runner.calibrate import load_limit
 from iotune.runner.journal import DirectoryLock, Journal
 from iotune.runner.scratch import make_scratch_root
-from iotune.spec.overrides import _apply_override, load_with_overrides
-from iotune.spec.parse import load_spec_text
-from iotune.stopping import stop_on_signals
+from iotune.specfile.overrides import apply_override, load_with_overrides
+from iotune.specfile.parse import load_spec_text
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -65,7 +65,7 @@ def with_overrides(spec: str | Path | Sweep, overrides: Mapping[str, Any]) -> Sw
 
     data = yaml.safe_load(spec.text) or {}
     for key, value in overrides.items():
-        _apply_override(data, key, value, source=spec.name)
+        apply_override(data, key, value, source=spec.name)
     shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
     text = f"# {spec.name} with overrides: {shown}\n" + yaml.safe_dump(data, sort_keys=False)
     return load_spec_text(text, source=spec.name)

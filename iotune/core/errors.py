@@ -75,6 +75,31 @@ class Interrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
+class MissingExtraError(UsageError):
+    """A feature needs a library from an extra that is not installed (exit code 2).
+
+    Parameters
+    ----------
+    feature
+        What the user asked for, e.g. ``iotune tune``.
+    module
+        The missing importable module, e.g. ``optuna``.
+    extra
+        The extra that installs it, e.g. ``search``.
+    """
+
+    def __init__(self, feature: str, module: str, extra: str) -> None:
+        self.feature, self.module, self.extra = feature, module, extra
+        hint = f"pip install 'iotune[{extra}]'"
+        if extra == "mpi":
+            hint += " (or 'iotune[mpich]' on a laptop)"
+        super().__init__(f"{feature} needs {module}, which is not installed: {hint}")
+
+
+class StorageError(UsageError):
+    """The object store cannot be used as the spec says (exit code 2)."""
+
+
 class NotApplicable(IotuneError):
     """A parameter combination that a backend cannot express.
 

@@ -1,8 +1,8 @@
 """``iotune tune``: an adaptive search measured by the executors, or replayed from a grid.
 
-:func:`iotune.api.tune` is the entry point; this module wires the search
+:func:`iotune.app.api.tune` is the entry point; this module wires the search
 (:mod:`iotune.search`) to the same machinery as a grid, a
-:class:`~iotune.session.Session` (checks, output lock, journal, scratch,
+:class:`~iotune.app.session.Session` (checks, output lock, journal, scratch,
 executor, signals, device limit, results), plus the search's own log of asked
 trials.
 """
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.console import search_text  # noqa: F401 - iotune.api's, with tune
-from iotune.errors import UsageError
-from iotune.extras import require
+from iotune.app.session import Session, with_overrides
+from iotune.core.errors import UsageError
+from iotune.core.extras import require
 from iotune.model.records import Trial, TrialResult, TrialTask
 from iotune.model.spec import SearchSpec, Sweep
 from iotune.results.dataset import RESULTS_NAME, open_results, save
@@ -31,9 +31,9 @@ from iotune.search.replay import ReplayMeasurer
 from iotune.search.results import search_dataset
 from iotune.search.space import ESTIMATE_SAMPLES, Resolved, Space
 from iotune.search.state import Goal
-from iotune.session import Session, with_overrides
-from iotune.spec.overrides import _apply_override, execution_overrides
-from iotune.spec.parse import load_spec_text
+from iotune.specfile.overrides import apply_override, execution_overrides
+from iotune.specfile.parse import load_spec_text
+from iotune.views.console import search_text  # noqa: F401 - iotune.app.api's, with tune
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -62,7 +62,7 @@ def grid_sweep(grid: xr.Dataset, overrides: Mapping[str, Any], source: str) -> S
     data = yaml.safe_load(text)
     data.setdefault("search", {})
     for key, value in overrides.items():
-        _apply_override(data, key, value, source=source)
+        apply_override(data, key, value, source=source)
     shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
     text = f"# replay of {source}: {shown}\n" + yaml.safe_dump(data, sort_keys=False)
     return load_spec_text(text, source=source)
@@ -328,12 +328,12 @@ def tune(
         ratio one may give up, and what quantisation may cost (without a limit
         no quantised configuration is picked).  They override the ``search`` section.
     resume, overwrite, scratch, force, progress, on_result
-        As for :func:`iotune.api.run`; a resumed search measures no trial twice.
+        As for :func:`iotune.app.api.run`; a resumed search measures no trial twice.
         The room check counts every trial the search may ask for.
     yes
         Allow ``strategy: grid`` (every point, in order) over more than 10,000 points.
     executor, workers, scheduler, per_host
-        Override the ``execution`` section, as for :func:`iotune.api.run`.
+        Override the ``execution`` section, as for :func:`iotune.app.api.run`.
     overrides
         Further dotted overrides of the spec (``{"execution.launcher": ...}``).
 

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.errors import UsageError
-from iotune.extras import require
+from iotune.core.errors import UsageError
+from iotune.core.extras import require
+from iotune.core.units import format_number
 from iotune.results.accessor import label, plain, value_label  # and ds.iotune
 from iotune.results.stats import ALPHA, Separation, separate
-from iotune.units import format_number
 
 if TYPE_CHECKING:
     import xarray as xr

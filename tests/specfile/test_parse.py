@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from iotune.errors import SpecError, UsageError
+from iotune.core.errors import SpecError, UsageError
 from iotune.model.spec import MeasureSpec, Parameter, ReadSpec, Sweep
-from iotune.spec.parse import load_spec, load_spec_text, parse_spec
+from iotune.specfile.parse import load_spec, load_spec_text, parse_spec
 
 SHAPE = {"time": 16, "y": 32, "x": 32}
 #: a value for ``changed_spec`` that deletes the key instead of setting it

@@ -6,7 +6,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.console import (
+from iotune.app.session import Session, with_overrides
+from iotune.app.tuning import search_text, tune  # adaptive search: iotune tune
+from iotune.core.errors import UsageError
+from iotune.model.records import TrialResult
+from iotune.model.spec import Sweep
+from iotune.results.dataset import open_results, save, to_dataset
+from iotune.runner.calibrate_store import calibrate_storage, clean_storage
+from iotune.runner.plan import Plan, grid_size, make_plan
+from iotune.runner.schedule import Schedule, collect
+from iotune.runner.scratch import remove_leftovers, remove_stale_lock
+from iotune.specfile.overrides import execution_overrides, load_with_overrides
+from iotune.views.console import (
     backends_info,
     backends_text,
     best_text,
@@ -15,17 +26,6 @@ from iotune.console import (
     results_text,
     store_limit_text,
 )
-from iotune.errors import UsageError
-from iotune.model.records import TrialResult
-from iotune.model.spec import Sweep
-from iotune.results.dataset import open_results, save, to_dataset
-from iotune.runner.calibrate_store import calibrate_storage, clean_storage
-from iotune.runner.plan import Plan, grid_size, make_plan
-from iotune.runner.schedule import Schedule, collect
-from iotune.runner.scratch import remove_leftovers, remove_stale_lock
-from iotune.session import Session, with_overrides
-from iotune.spec.overrides import execution_overrides, load_with_overrides
-from iotune.tuning import search_text, tune  # adaptive search: iotune tune
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -334,7 +334,7 @@ def notebook(
     kernel: str | None = None,
 ) -> Path:
     """Run a parameterised notebook with papermill; ``parameters`` are YAML literals."""
-    from iotune.notebook import parse_parameters, run_notebook
+    from iotune.app.notebook import parse_parameters, run_notebook
 
     params = parse_parameters(parameters)
     return run_notebook(path, parameters=params, out=out, kernel=kernel)
@@ -367,8 +367,8 @@ def from_darshan(
         A trial size that is not a size.
     """
     from iotune.backends import get_backend
+    from iotune.core.units import parse_size
     from iotune.darshan_.study import study
-    from iotune.units import parse_size
 
     try:
         nbytes = parse_size(trial_size)
@@ -390,7 +390,7 @@ def write_darshan_spec(found: Any, path: str | Path | None = None) -> Path:
     SpecError
         The generated spec does not validate (a bug; the message names the field).
     """
-    from iotune.spec.parse import load_spec_text
+    from iotune.specfile.parse import load_spec_text
 
     text = found.spec_text()
     target = Path(path) if path is not None else Path("sweeps") / f"{found.spec['name']}.yaml"

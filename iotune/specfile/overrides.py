@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from iotune.errors import SpecError
+from iotune.core.errors import SpecError
 from iotune.model.spec import Sweep
-from iotune.spec.parse import load_spec, load_spec_text
+from iotune.specfile.parse import load_spec, load_spec_text
 
 
 def load_with_overrides(path: str | Path, overrides: Mapping[str, Any]) -> Sweep:
@@ -38,7 +38,7 @@ def load_with_overrides(path: str | Path, overrides: Mapping[str, Any]) -> Sweep
     if data is None:
         data = {}
     for key, value in overrides.items():
-        _apply_override(data, key, value, source=str(path))
+        apply_override(data, key, value, source=str(path))
     shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
     text = f"# {path} with overrides: {shown}\n" + yaml.safe_dump(
         data, sort_keys=False, default_flow_style=None
@@ -46,7 +46,7 @@ def load_with_overrides(path: str | Path, overrides: Mapping[str, Any]) -> Sweep
     return load_spec_text(text, source=str(path))
 
 
-def _apply_override(data: Any, key: object, value: Any, *, source: str) -> None:
+def apply_override(data: Any, key: object, value: Any, *, source: str) -> None:
     """Set ``data[a][b][c] = value`` for ``key = "a.b.c"`` (``None`` removes it)."""
     parts = key.split(".") if isinstance(key, str) else []
     if not parts or not all(parts):

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from iotune.errors import SpecError
+from iotune.core.errors import SpecError
 from iotune.model.spec import StorageSpec, Sweep
-from iotune.spec.parse import parse_spec
+from iotune.specfile.parse import parse_spec
 
 URL = "s3://bucket/some/prefix"
 

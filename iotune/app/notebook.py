@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from iotune.errors import IotuneError, UsageError
-from iotune.extras import require
+from iotune.core.errors import IotuneError, UsageError
+from iotune.core.extras import require
 
 #: the parameter through which a notebook is told where its results go
 OUT_PARAMETER = "out"

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from iotune.errors import NotApplicable
+from iotune.core.errors import NotApplicable
 
 #: mode -> what its number counts
 MODES: dict[str, str] = {"bitround": "bits", "digits": "digits", "bitgroom": "digits"}

@@ -1,0 +1,1 @@
+"""The application: the API, sessions, tuning, stopping and notebooks."""

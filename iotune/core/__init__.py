@@ -1,0 +1,1 @@
+"""The shared base: errors, units, processes, logging, extras and plugins."""

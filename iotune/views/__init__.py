@@ -1,0 +1,1 @@
+"""Text and widget views of results (figures are in iotune.plot)."""
