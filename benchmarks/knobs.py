@@ -63,7 +63,7 @@ SWEEPS = [
         "quantize",
         "[off, bitround:10, digits:3]",
     ),
-    ("zarr-concurrency", "zarr", "chunks: [4, 64, 64]", "async_concurrency", "[10, 1, 64]"),
+    ("zarr-concurrency", "zarr", "chunks: [4, 64, 64]", "request_concurrency", "[10, 1, 64]"),
     ("zarr-empty", "zarr", "chunks: [4, 128, 128]", "write_empty_chunks", "[on, off]"),
     (
         "zarr-shard-index",

@@ -121,6 +121,11 @@ def test_run_then_show_as_json_and_tune_with_run_options(tmp_path: Path, capsys)
 def test_old_spellings_work_and_warn_once() -> None:
     with pytest.warns(DeprecatedOptionWarning, match="--yes is deprecated, use --allow-large"):
         assert undeprecate(["plan", "s.yaml", "--yes"]) == ["plan", "s.yaml", "--allow-large"]
+        assert undeprecate(["calibrate", "--block", "1MiB"]) == [
+            "calibrate",
+            "--transfer-size",
+            "1MiB",
+        ]
     with pytest.warns(DeprecatedOptionWarning) as caught:
         argv = ["darshan", "x.darshan", "--spec=a.yaml", "--budget", "1GiB"]
         assert undeprecate(argv) == ["darshan", "x.darshan", "--out=a.yaml", "--trial-size", "1GiB"]
@@ -132,7 +137,7 @@ def test_old_spellings_work_and_warn_once() -> None:
         "--budget",
         "25%",
     ]
-    assert set(DEPRECATED.values()) <= {"--allow-large", "--out", "--trial-size"}
+    assert set(DEPRECATED.values()) <= {"--allow-large", "--out", "--trial-size", "--transfer-size"}
 
 
 def test_an_old_spelling_runs_and_says_so_on_stderr(tmp_path: Path, capsys) -> None:
@@ -146,3 +151,21 @@ def test_quiet_hides_warnings_and_verbose_is_accepted_anywhere(capsys) -> None:
     assert "deprecated" not in capsys.readouterr().err
     assert main(["plan", "-v", str(MINIMAL)]) == 0
     assert main(["-vv", "validate", str(MINIMAL)]) == 0
+
+
+def test_options_that_set_a_parameter_are_spelled_like_it() -> None:
+    """``calibrate --transfer-size`` is what a sweep calls ``transfer_size`` (once ``--block``)."""
+    from iotune.model.parameters import PARAMETERS
+
+    setting = {
+        option
+        for parser in subparsers().values()
+        for action in parser._actions
+        for option in action.option_strings
+        if action.dest in PARAMETERS
+    }
+    assert {"--transfer-size", "--part-size", "--request-concurrency"} <= setting
+    assert all(
+        o == "--" + o[2:].replace("_", "-") and o[2:].replace("-", "_") in PARAMETERS
+        for o in setting
+    )

@@ -37,14 +37,14 @@ def test_backends_lists_each_knob_under_its_format(tmp_path: Path) -> None:
     out = iotune("backends", cwd=tmp_path).stdout
     # the name column is as wide as the longest backend name
     assert re.search(r"\n  posix +format: transfer_size\n +file system: preallocate, direct,", out)
-    assert re.search(r"\n  mpiio +format: transfer_size\n +parallel: nprocs, block_size,", out)
+    assert re.search(r"\n  mpiio +format: transfer_size\n +parallel: nprocs, bytes_per_rank,", out)
     assert re.search(r"\n  object +object store: request_concurrency, part_size, coalesce\n", out)
     listed = iotune("backends", "--format", "json", cwd=tmp_path).stdout
     by_name = {b["name"]: set(b["parameters"]) for b in json.loads(listed)["backends"]}
     assert {"alignment", "page_size", "fill_time", "cache_slots"} <= by_name["h5py"]
     assert {"fill", "format", "quantize", "alignment"} <= by_name["netcdf4"]
-    assert {"async_concurrency", "write_empty_chunks", "shard_index"} <= by_name["zarr"]
-    assert {"cb_nodes", "striping_unit"} <= by_name["mpiio"]
+    assert {"request_concurrency", "write_empty_chunks", "shard_index"} <= by_name["zarr"]
+    assert {"cb_nodes", "stripe_size_hint"} <= by_name["mpiio"]
     assert "page_size" not in by_name["netcdf4"]  # netCDF-C cannot set it
 
 

@@ -131,8 +131,8 @@ def nccopy_file_args(settings: Mapping[str, Any]) -> list[str]:
 def zarr_config_code(settings: Mapping[str, Any]) -> str:
     """``zarr.config.set`` for async concurrency and writing empty chunks."""
     config: dict[str, Any] = {}
-    if settings.get("async_concurrency") is not None:
-        config["async.concurrency"] = int(settings["async_concurrency"])
+    if settings.get("request_concurrency") is not None:
+        config["async.concurrency"] = int(settings["request_concurrency"])
     if settings.get("write_empty_chunks"):
         config["array.write_empty_chunks"] = settings["write_empty_chunks"] == "on"
     if not config:
@@ -214,7 +214,7 @@ def extra_makers(settings: Mapping[str, Any], target: Any) -> dict[str, Any]:
             "text": f"ds = xr.open_dataset(path, **{xarray_h5netcdf_open(settings, target)!r})",
             "value": xarray_h5netcdf_open(settings, target),
         }
-    if backend == "zarr" and _set(settings, "async_concurrency", "write_empty_chunks"):
+    if backend == "zarr" and _set(settings, "request_concurrency", "write_empty_chunks"):
         makers["zarr_config"] = lambda: {"text": zarr_config_code(settings)}
     lossy = quantize.Quantize.from_params(settings).lossy
     if backend == "zarr" and (_set(settings, "shard_index") or lossy):

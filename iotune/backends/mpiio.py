@@ -10,10 +10,10 @@ apart from writes, after every node evicted the files from its page cache.
 Access patterns (``access``):
 
 ``contiguous``
-    each rank writes ``block_size`` bytes at ``rank * block_size`` in
+    each rank writes ``bytes_per_rank`` bytes at ``rank * bytes_per_rank`` in
     ``transfer_size`` calls (IOR ``-b B -t T``);
 ``strided``
-    the same bytes as ``block_size / transfer_size`` segments, ranks
+    the same bytes as ``bytes_per_rank / transfer_size`` segments, ranks
     interleaved (IOR ``-b T -t T -s B/T``);
 ``block3d``
     the workload array cut into one block per rank and written through a
@@ -39,19 +39,19 @@ MAX_BLOCK = 2 * 2**30
 
 
 def _transfers(params: Mapping[str, Any], workload: Workload) -> tuple[int, int]:
-    """Effective ``(transfer_size, block_size)``; by default the ranks move the workload's bytes."""
+    """Effective ``(transfer_size, bytes_per_rank)``; by default the ranks move all the bytes."""
     transfer = int(params.get("transfer_size", DEFAULT_TRANSFER))
     n = int(params.get("nprocs", 1))
-    block = params.get("block_size")
+    block = params.get("bytes_per_rank")
     if block is None:
         block = -(-workload.nbytes // (n * transfer)) * transfer
     if block % transfer:
         raise NotApplicable(
-            f"block_size {format_size(block)} is not a multiple of transfer_size "
+            f"bytes_per_rank {format_size(block)} is not a multiple of transfer_size "
             f"{format_size(transfer)} (IOR requires it)"
         )
     if block > MAX_BLOCK:
-        raise NotApplicable(f"block_size {format_size(block)} exceeds {format_size(MAX_BLOCK)}")
+        raise NotApplicable(f"bytes_per_rank {format_size(block)} exceeds {format_size(MAX_BLOCK)}")
     return transfer, int(block)
 
 
@@ -65,7 +65,7 @@ class MpiioBackend(LaunchedBackend):
     parameters = (
         "nprocs",
         "transfer_size",
-        "block_size",
+        "bytes_per_rank",
         "layout",
         "io",
         "access",
@@ -120,7 +120,7 @@ class MpiioBackend(LaunchedBackend):
                 raise NotApplicable(str(err)) from err
             notes += [
                 f"{key} does not apply to block3d (one call per rank, as benchio)"
-                for key in ("transfer_size", "block_size")
+                for key in ("transfer_size", "bytes_per_rank")
                 if key in params
             ]
             transfer: int | None = None
@@ -136,7 +136,7 @@ class MpiioBackend(LaunchedBackend):
         effective: dict[str, Any] = {
             "nprocs": n,
             "transfer_size": transfer,
-            "block_size": block,
+            "bytes_per_rank": block,
             "layout": layout,
             "io": io,
             "access": access,
@@ -157,4 +157,4 @@ class MpiioBackend(LaunchedBackend):
     def launched_ops(self, params: Mapping[str, Any]) -> int:
         if params["access"] == "block3d":
             return int(params["nprocs"])  # one call per rank, as benchio
-        return int(params["nprocs"]) * int(params["block_size"] // params["transfer_size"])
+        return int(params["nprocs"]) * int(params["bytes_per_rank"] // params["transfer_size"])

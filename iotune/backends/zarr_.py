@@ -23,7 +23,7 @@ from iotune.model.spec import Workload
 
 VARIABLE = "data"
 #: the store-level knobs, beside chunks, shards and codecs
-KNOBS = ("async_concurrency", "write_empty_chunks", "shard_index", "quantize")
+KNOBS = ("request_concurrency", "write_empty_chunks", "shard_index", "quantize")
 
 
 @contextlib.contextmanager
@@ -73,7 +73,7 @@ class _ZarrWriter(Writer):
             #: what zarr applied, for verify: the store keeps none of it
             self.applied = {
                 "write_empty_chunks": "on" if self._array.config.write_empty_chunks else "off",
-                "async_concurrency": zarr.config.get("async.concurrency"),
+                "request_concurrency": zarr.config.get("async.concurrency"),
             }
 
     def write(self, start: int, data: np.ndarray) -> None:
@@ -107,7 +107,7 @@ def _open_array(location: Path | Any) -> Any:
 
 def _config(params: Mapping[str, Any]) -> dict[str, Any]:
     """zarr.config settings of the trial (``async.concurrency``), applied around each call."""
-    value = params.get("async_concurrency")
+    value = params.get("request_concurrency")
     return {} if value is None else {"async.concurrency": int(value)}
 
 

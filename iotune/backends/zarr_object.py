@@ -35,7 +35,7 @@ DEFAULTS = {"client": "obstore", "request_concurrency": 10, "consolidated": "off
 def _zarr_params(params: Mapping[str, Any]) -> dict[str, Any]:
     """The trial's parameters as the local Zarr backend reads them (async.concurrency)."""
     translated = {k: v for k, v in params.items() if k not in KNOBS}
-    return translated | {"async_concurrency": int(params["request_concurrency"])}
+    return translated | {"request_concurrency": int(params["request_concurrency"])}
 
 
 class _Writer(_ZarrWriter):
@@ -91,7 +91,7 @@ class ZarrObjectBackend(ObjectStoreBackend):
 
     name = "zarr-object"
     suffix = ".zarr"
-    parameters = (*(p for p in ZarrBackend.parameters if p != "async_concurrency"), *KNOBS)
+    parameters = (*(p for p in ZarrBackend.parameters if p != "request_concurrency"), *KNOBS)
     inapplicable = ZarrBackend.inapplicable
     description = "Zarr format 3 on object storage via zarr's ObjectStore or FsspecStore"
 

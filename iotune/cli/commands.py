@@ -222,7 +222,7 @@ def _store_options(args: argparse.Namespace) -> None:
     from iotune.core.errors import UsageError
 
     if args.storage:  # clean takes --scratch beside --storage: both are cleaned
-        wrong: tuple[str, ...] = ("scratch", "block") if args.command == "calibrate" else ()
+        wrong: tuple[str, ...] = ("scratch", "transfer_size") if args.command == "calibrate" else ()
         why = "a file system's option; --storage measures an object store"
     else:
         wrong = ("endpoint", "region", "part_size", "request_concurrency")
@@ -238,7 +238,7 @@ def calibrate(args: argparse.Namespace) -> int:
     _store_options(args)
     if args.storage is None:
         scratch = args.scratch if args.scratch is not None else Path()
-        options = {"size": args.size or "1GiB", "block": args.block or "16MiB"}
+        options = {"size": args.size or "1GiB", "block": args.transfer_size or "16MiB"}
         repeats = args.repeats if args.repeats is not None else 3
         print(api.calibrate(scratch, repeats=repeats, fmt=args.format, **options))
         return EXIT_OK

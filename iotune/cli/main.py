@@ -26,6 +26,7 @@ DEPRECATED = {
     (None, "--yes"): "--allow-large",
     ("darshan", "--spec"): "--out",
     ("darshan", "--budget"): "--trial-size",
+    ("calibrate", "--block"): "--transfer-size",  # what a sweep calls transfer_size
 }
 RESULTS_HELP = "results.nc or the directory holding it"
 
@@ -169,7 +170,7 @@ def _other_commands(sub: Any) -> None:
     p = _command(sub, "calibrate", "measure the scratch file system's or object store's limit")
     p.add_argument("--scratch", type=Path, help="directory to measure (default .)")
     p.add_argument("--size", help="file or object size (default 1GiB; 256MiB with --storage)")
-    p.add_argument("--block", help="bytes per read/write call (default 16MiB)")
+    p.add_argument("--transfer-size", help="bytes per read/write call (default 16MiB)")
     p.add_argument("--repeats", type=int, help="write+read passes (default 3; 1 with --storage)")
     _storage(p, "measure this object store instead, s3://bucket/prefix")
     p.add_argument(

@@ -141,7 +141,7 @@ class IotuneWarning(UserWarning):
 
 
 class DeprecatedOptionWarning(IotuneWarning):
-    """A command-line option spelled the old way; it still works for one release."""
+    """An option or a spec's parameter spelled the old way; it still works for one release."""
 
 
 class PluginWarning(IotuneWarning):

@@ -10,91 +10,16 @@ that applies it, and its test.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any
 
 from iotune.core.errors import UsageError
-from iotune.core.units import chunk_label, format_size
 from iotune.model import codecs, parsers
+from iotune.model.definition import GROUPS, KINDS, ParameterDef
 
-if TYPE_CHECKING:
-    from iotune.model.spec import Workload
+__all__ = ["FSSPEC_CACHES", "GROUPS", "KINDS", "PARAMETERS", "ParameterDef", "generic", "get"]
 
 #: fsspec's file caches (``fsspec.caching``) a sweep may compare
 FSSPEC_CACHES = ("none", "bytes", "readahead", "blockcache", "first", "all", "background")
-Kind = Literal["size", "count", "enum", "shape", "name", "fraction"]
-Group = Literal["format", "cache", "parallel", "file system", "MPI", "object store", "workload"]
-Parser = Callable[[object, str, "Workload"], Any]
-KINDS: tuple[str, ...] = ("size", "count", "enum", "shape", "name", "fraction")
-GROUPS: tuple[str, ...] = get_args(Group)
-
-
-@dataclass(frozen=True)
-class ParameterDef:
-    """One sweep parameter: how it parses, prints and is labelled.
-
-    Parameters
-    ----------
-    name
-        The key under ``parameters:`` in a spec and the coordinate in results.
-    kind
-        ``size`` (bytes), ``count`` (an integer), ``enum`` (one of ``choices``),
-        ``shape`` (per-dimension sizes, stored as a label like ``8x128x128``) or
-        ``name`` (a free name, e.g. a hint set) or ``fraction`` (a number from 0 to 1).
-    group
-        Which knobs it belongs to, for listings: format, cache, parallel, file system, MPI.
-    long_name
-        The label of its coordinate and axes.
-    parse
-        ``parse(value, path, workload)``: the value from the spec, validated.
-    example
-        A value as a spec writes it, for documentation and the registry's tests.
-    generic
-        Applied by the trial runner for any backend (not by a format).
-    """
-
-    name: str
-    kind: Kind
-    group: Group
-    long_name: str
-    parse: Parser
-    example: object
-    generic: bool = False
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"{self.name}: kind {self.kind!r}; allowed: {', '.join(KINDS)}")
-        if self.group not in GROUPS:
-            raise ValueError(f"{self.name}: group {self.group!r}; allowed: {', '.join(GROUPS)}")
-
-    @property
-    def is_bytes(self) -> bool:
-        """Whether values are byte counts (shown as ``64MiB``)."""
-        return self.kind == "size"
-
-    @property
-    def units(self) -> str | None:
-        """CF ``units`` of the coordinate: ``bytes``, ``1`` for counts, none for labels."""
-        return {"size": "bytes", "count": "1", "fraction": "1"}.get(self.kind)
-
-    def show(self, value: Any) -> str:
-        """A value as a person writes it in a spec: ``64MiB``, ``8x128x128``, ``zlib``."""
-        if self.is_bytes and isinstance(value, int | float) and not isinstance(value, bool):
-            # exact, as a spec may say it: 64MiB, but 4000 (never a rounded 3.9KiB)
-            return format_size(int(value)) if int(value) % 1024 == 0 else str(int(value))
-        if self.kind == "shape" and isinstance(value, tuple):
-            return chunk_label(value)
-        return str(value)
-
-    def label(self, value: Any) -> Any:
-        """The value as results store it (shapes as labels, the rest unchanged)."""
-        return chunk_label(value) if self.kind == "shape" else value
-
-    def attrs(self) -> dict[str, str]:
-        """The coordinate attributes of this parameter in a results Dataset."""
-        units = self.units
-        return {"long_name": self.long_name} | ({"units": units} if units else {})
 
 
 def get(name: str) -> ParameterDef:
@@ -138,17 +63,6 @@ def _declare(*defs: ParameterDef) -> dict[str, ParameterDef]:
     return declared
 
 
-OBJ: Group = "object store"
-CLIENTS = parsers.one_of("obstore", "fsspec")
-CACHES = parsers.one_of(*FSSPEC_CACHES)
-INFLIGHT = "requests in flight (zarr async.concurrency, GET and upload concurrency)"
-PART = "multipart part size (uploads) and ranged-GET size (full reads)"
-COALESCE = "largest gap between byte ranges merged into one GET"
-READ_BLOCK = "fsspec file block size: bytes per GET of a read"
-WL: Group = "workload"
-SHARE = "share of the workload"
-
-
 PARAMETERS: dict[str, ParameterDef] = _declare(
     ParameterDef("chunks", "shape", "format", "chunk shape", parsers.parse_chunks, [8, 32, 32]),
     ParameterDef("shards", "shape", "format", "shard shape", parsers.parse_shards, [8, 64, 64]),
@@ -177,10 +91,18 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
     ),
     # the share of the workload a trial writes (Sweep.workload_at): a grid records
     # cheap trials beside full-size ones; iotune tune climbs it as its rungs
-    ParameterDef("fidelity", "fraction", WL, SHARE, parsers.parse_fidelity, 0.125, generic=True),
+    ParameterDef(
+        "fidelity",
+        "fraction",
+        "workload",
+        "share of the workload",
+        parsers.parse_fidelity,
+        0.125,
+        generic=True,
+    ),
     # parallel I/O (the mpiio backend; IOR's vocabulary)
     ParameterDef("nprocs", "count", "parallel", "MPI processes", parsers.count(1, 65536), 4),
-    ParameterDef("block_size", "size", "parallel", "bytes per rank", parsers.positive, "4MiB"),
+    ParameterDef("bytes_per_rank", "size", "parallel", "bytes per rank", parsers.positive, "4MiB"),
     ParameterDef(
         "layout", "enum", "parallel", "file layout", parsers.one_of("shared", "fpp"), "fpp"
     ),
@@ -334,14 +256,6 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
     ),
     # Zarr
     ParameterDef(
-        "async_concurrency",
-        "count",
-        "parallel",
-        "zarr async.concurrency",
-        parsers.count(1, 1024),
-        10,
-    ),
-    ParameterDef(
         "write_empty_chunks",
         "enum",
         "format",
@@ -365,29 +279,76 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         "cb_buffer_size", "size", "MPI", "collective buffer size", parsers.positive, "16MiB"
     ),
     ParameterDef(
-        "striping_factor",
+        "stripe_count_hint",
         "count",
         "MPI",
-        "MPI-IO striping factor (stripe count)",
+        "stripe count through the MPI-IO hint striping_factor",
         parsers.count(1, 2000),
         4,
     ),
     ParameterDef(
-        "striping_unit",
+        "stripe_size_hint",
         "size",
         "MPI",
-        "MPI-IO striping unit (stripe size)",
+        "stripe size through the MPI-IO hint striping_unit",
         parsers.parse_stripe_size,
         "1MiB",
     ),
     # object storage (the zarr-object, hdf5-object and object backends)
-    ParameterDef("client", "enum", OBJ, "object-store client library", CLIENTS, "obstore"),
-    ParameterDef("request_concurrency", "count", OBJ, INFLIGHT, parsers.count(1, 1024), 16),
-    ParameterDef("part_size", "size", OBJ, PART, parsers.parse_part_size, "16MiB"),
-    ParameterDef("coalesce", "size", OBJ, COALESCE, parsers.size, "1MiB"),
-    ParameterDef("cache_type", "enum", OBJ, "fsspec file cache type", CACHES, "blockcache"),
-    ParameterDef("read_block_size", "size", OBJ, READ_BLOCK, parsers.positive, "4MiB"),
     ParameterDef(
-        "consolidated", "enum", OBJ, "Zarr consolidated metadata", parsers.parse_switch, "on"
+        "client",
+        "enum",
+        "object store",
+        "object-store client library",
+        parsers.one_of("obstore", "fsspec"),
+        "obstore",
+    ),
+    ParameterDef(
+        "request_concurrency",
+        "count",
+        "parallel",
+        "requests in flight (zarr async.concurrency, GET and upload concurrency)",
+        parsers.count(1, 1024),
+        16,
+    ),
+    ParameterDef(
+        "part_size",
+        "size",
+        "object store",
+        "multipart part size (uploads) and ranged-GET size (full reads)",
+        parsers.parse_part_size,
+        "16MiB",
+    ),
+    ParameterDef(
+        "coalesce",
+        "size",
+        "object store",
+        "largest gap between byte ranges merged into one GET",
+        parsers.size,
+        "1MiB",
+    ),
+    ParameterDef(
+        "cache_type",
+        "enum",
+        "object store",
+        "fsspec file cache type",
+        parsers.one_of(*FSSPEC_CACHES),
+        "blockcache",
+    ),
+    ParameterDef(
+        "read_block_size",
+        "size",
+        "object store",
+        "fsspec file block size: bytes per GET of a read",
+        parsers.positive,
+        "4MiB",
+    ),
+    ParameterDef(
+        "consolidated",
+        "enum",
+        "object store",
+        "Zarr consolidated metadata",
+        parsers.parse_switch,
+        "on",
     ),
 )

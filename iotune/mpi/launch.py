@@ -117,11 +117,11 @@ def block_of(rank: int, dims: tuple[int, ...], shape: tuple[int, ...]) -> tuple[
 def pieces(rank: int, params: dict[str, Any]) -> list[tuple[int, int]]:
     """``(position, length)`` of each transfer of ``rank`` in the shared-file byte stream.
 
-    ``contiguous``: one block of ``block_size`` at ``rank * block_size`` (IOR
-    ``-b B -t T``).  ``strided``: ``block_size / transfer_size`` segments of
+    ``contiguous``: one block of ``bytes_per_rank`` at ``rank * bytes_per_rank`` (IOR
+    ``-b B -t T``).  ``strided``: ``bytes_per_rank / transfer_size`` segments of
     ``transfer_size``, ranks interleaved (IOR ``-b T -t T -s B/T``).
     """
-    n, b, t = int(params["nprocs"]), int(params["block_size"]), int(params["transfer_size"])
+    n, b, t = int(params["nprocs"]), int(params["bytes_per_rank"]), int(params["transfer_size"])
     if params["access"] == "strided":
         return [((s * n + rank) * t, t) for s in range(b // t)]
     return [(rank * b + k * t, t) for k in range(b // t)]
@@ -152,13 +152,13 @@ def total_bytes(params: dict[str, Any], workload: Workload) -> int:
     """Bytes all ranks move together."""
     if params["access"] == "block3d":
         return workload.nbytes
-    return int(params["nprocs"]) * int(params["block_size"])
+    return int(params["nprocs"]) * int(params["bytes_per_rank"])
 
 
 def expected_files(params: dict[str, Any], workload: Workload) -> list[tuple[str, int, int]]:
     """``(file name, stream start, length)`` of every file a trial writes."""
     if params["layout"] == "fpp":
-        b = int(params["block_size"])
+        b = int(params["bytes_per_rank"])
         return [(f"p{r}.dat", r * b, b) for r in range(int(params["nprocs"]))]
     return [("shared.dat", 0, total_bytes(params, workload))]
 
@@ -226,8 +226,13 @@ def check_stripe_hints(params: Mapping[str, Any], hint_values: Mapping[str, str]
             raise NotApplicable(f"hint set {params['hints']!r} sets {hint} and so does {param}")
 
 
-#: parameters that are MPI-IO hints of the same name (H5Tuner's typed hints)
-TYPED_HINTS = ("cb_nodes", "cb_buffer_size", "striping_factor", "striping_unit")
+#: parameters that set one MPI-IO hint each (H5Tuner's typed hints) -> the hint's key
+TYPED_HINTS = {
+    "cb_nodes": "cb_nodes",
+    "cb_buffer_size": "cb_buffer_size",
+    "stripe_count_hint": "striping_factor",
+    "stripe_size_hint": "striping_unit",
+}
 
 
 def merge_typed_hints(
@@ -241,12 +246,13 @@ def merge_typed_hints(
         The trial's hint set sets the same hint.
     """
     typed = {k: params[k] for k in TYPED_HINTS if params.get(k) is not None}
-    clash = [k for k in typed if k in hint_values]
+    clash = [k for k in typed if TYPED_HINTS[k] in hint_values]
     if clash:
         raise NotApplicable(
-            f"hint set {params.get('hints')!r} sets {clash[0]} and so does the parameter"
+            f"hint set {params.get('hints')!r} sets {TYPED_HINTS[clash[0]]} "
+            f"and so does the parameter {clash[0]}"
         )
-    return typed, {**hint_values, **{k: str(v) for k, v in typed.items()}}
+    return typed, {**hint_values, **{TYPED_HINTS[k]: str(v) for k, v in typed.items()}}
 
 
 def striped_directory(

@@ -20,6 +20,7 @@ import numpy as np
 from iotune.core.errors import ResultsError
 from iotune.model import parameters
 from iotune.model.records import TrialResult
+from iotune.model.renamed import rename_results
 from iotune.model.spec import MeasureSpec
 from iotune.results import objectstore as object_results
 from iotune.runner.plan import Plan
@@ -386,7 +387,7 @@ def open_results(path: str | Path) -> xr.Dataset:
         raise ResultsError(
             f"{target} has schema_version {shown!r}; this iotune reads {SCHEMA_VERSION}"
         )
-    return ds
+    return rename_results(ds)
 
 
 def _cluster_kind(execution: Any) -> str:

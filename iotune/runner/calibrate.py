@@ -145,14 +145,16 @@ def _check_args(
     if not scratch.is_dir():
         raise UsageError(f"--scratch: {str(scratch)!r} is not an existing directory")
     sizes = []
-    for name, value in (("--size", size), ("--block", block)):
+    for name, value in (("--size", size), ("--transfer-size", block)):
         try:
             sizes.append(parse_size(value))
         except ValueError as err:
             raise UsageError(f"{name}: {err}") from err
     size, block = sizes
     if block < _ALIGN or block % _ALIGN:
-        raise UsageError(f"--block: {block} bytes; allowed: a multiple of 4KiB, at least 4KiB")
+        raise UsageError(
+            f"--transfer-size: {block} bytes; allowed: a multiple of 4KiB, at least 4KiB"
+        )
     if size < MiB:
         raise UsageError(f"--size: {format_size(size)} is too small; allowed: at least 1MiB")
     if repeats < 1:

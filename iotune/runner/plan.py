@@ -20,6 +20,7 @@ from iotune.backends import get_backend
 from iotune.core.errors import NotApplicable, UsageError
 from iotune.model.parameters import generic as generic_parameters
 from iotune.model.records import HINT_VALUES, Trial
+from iotune.model.renamed import first_name
 from iotune.model.spec import Sweep
 
 MAX_TRIALS = 10_000
@@ -48,8 +49,13 @@ class Plan:
 
 
 def trial_id(backend: str, params: dict[str, Any], workload: dict[str, Any]) -> str:
-    """Stable id of a configuration: a hash of backend, parameters and workload."""
-    blob = json.dumps({"backend": backend, "params": params, "workload": workload}, sort_keys=True)
+    """Stable id of a configuration: a hash of backend, parameters and workload.
+
+    Renamed parameters are hashed under their first names, so a run started
+    before a rename resumes, and its results merge, without measuring again.
+    """
+    hashed = {first_name(name): value for name, value in params.items()}
+    blob = json.dumps({"backend": backend, "params": hashed, "workload": workload}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 

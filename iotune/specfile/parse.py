@@ -17,6 +17,7 @@ from iotune.core.errors import SpecError
 from iotune.measuring.precision import MIN_AUTO_REPEATS
 from iotune.model.checks import choice, fail, integer, mapping, section
 from iotune.model.parameters import generic as generic_parameters
+from iotune.model.renamed import with_current_names
 from iotune.model.spec import (
     CACHE_MODES,
     DTYPES,
@@ -235,6 +236,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
             )
         if "workload" not in data:
             raise fail("workload", "required, e.g. {shape: {time: 64, y: 512, x: 512}}")
+        data = with_current_names(data)
         base = Path(source).parent if source else None
         workload = parse_workload(data["workload"], base=base)
         backends = parse_backends(data.get("backend", "netcdf4"))

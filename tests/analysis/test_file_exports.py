@@ -126,7 +126,7 @@ def test_zarr_exports_run(tmp_path: Path) -> None:
     import zarr
 
     settings = {"backend": "zarr", "chunks": "4x32x32", "shards": "8x64x64", "codec": "none"}
-    settings |= {"shard_index": "start", "quantize": "bitround:8", "async_concurrency": 4}
+    settings |= {"shard_index": "start", "quantize": "bitround:8", "request_concurrency": 4}
     settings |= {"write_empty_chunks": "off"}
     found = exports.all_exports(settings, TARGET)
     code = found["zarr_config"]["text"] + "\n" + found["zarr_create_array"]["text"]

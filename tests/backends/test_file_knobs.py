@@ -144,11 +144,11 @@ def test_quantised_values_carry_the_error_they_should(backend, label, tmp_path) 
 
 def test_zarr_shard_index_and_empty_chunks_are_in_the_store(tmp_path: Path) -> None:
     params = {**BASE, "shards": "8x128x128", "shard_index": "start"}
-    params |= {"write_empty_chunks": "off", "async_concurrency": 4}
+    params |= {"write_empty_chunks": "off", "request_concurrency": 4}
     stored = write(ZarrBackend(), tmp_path / "z.zarr", params)
     meta = json.loads((tmp_path / "z.zarr" / "data" / "zarr.json").read_text())
     (sharding,) = [c for c in meta["codecs"] if c["name"] == "sharding_indexed"]
     assert sharding["configuration"]["index_location"] == "start"
     assert stored["shard_index"] == "start" and stored["write_empty_chunks"] == "off"
-    assert stored["async_concurrency"] == 4
+    assert stored["request_concurrency"] == 4
     assert "max_abs_error" not in stored  # nothing quantised, nothing measured as lost

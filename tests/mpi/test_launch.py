@@ -51,10 +51,10 @@ def test_too_many_ranks_for_the_array_is_not_applicable():
 
 def test_contiguous_and_strided_pieces_tile_the_shared_file():
     for access in ("contiguous", "strided"):
-        params = {"nprocs": 3, "block_size": 40, "transfer_size": 10, "access": access}
+        params = {"nprocs": 3, "bytes_per_rank": 40, "transfer_size": 10, "access": access}
         spans = sorted(p for r in range(3) for p in mpi.pieces(r, params))
         assert spans == [(i * 10, 10) for i in range(12)]
-    strided = {"nprocs": 2, "block_size": 20, "transfer_size": 10, "access": "strided"}
+    strided = {"nprocs": 2, "bytes_per_rank": 20, "transfer_size": 10, "access": "strided"}
     assert mpi.pieces(1, strided) == [(10, 10), (30, 10)]
 
 

@@ -180,7 +180,10 @@ def test_cli_a_store_it_cannot_use_is_one_line_exit_2(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--storage", "s3://b/p", "--block", "1MiB"], "--block: a file system's option"),
+        (
+            ["--storage", "s3://b/p", "--transfer-size", "1MiB"],
+            "--transfer-size: a file system's option",
+        ),
         (["--part-size", "8MiB"], "--part-size: only with --storage URL"),
         (["--storage", "ftp://b/p"], "--storage: scheme 'ftp' is not allowed"),
         (["--storage", "s3://b/p", "--part-size", "1MiB"], "--part-size: 1MiB; allowed: at least"),

@@ -64,7 +64,7 @@ def test_local_keys_name_the_host_network_keys_do_not(tmp_path: Path) -> None:
     [
         ({"size": "lots"}, "--size: .*'lots'"),
         ({"size": "4KiB"}, "--size: 4KiB is too small; allowed: at least 1MiB"),
-        ({"block": "1000"}, "--block: 1000 bytes; allowed: a multiple of 4KiB"),
+        ({"block": "1000"}, "--transfer-size: 1000 bytes; allowed: a multiple of 4KiB"),
         ({"repeats": 0}, "--repeats: 0; allowed: at least 1"),
         ({"size": "1PB"}, "--size: .*'1PB'"),
     ],
@@ -80,7 +80,7 @@ def test_cli_calibrate(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     run = [sys.executable, "-m", "iotune", "calibrate", "--scratch", str(tmp_path)]
     done = subprocess.run(
-        [*run, "--size", "2MiB", "--block", "1MiB", "--repeats", "1"],
+        [*run, "--size", "2MiB", "--transfer-size", "1MiB", "--repeats", "1"],
         capture_output=True,
         text=True,
         env=env,

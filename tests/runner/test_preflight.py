@@ -57,7 +57,7 @@ def test_the_memory_backend_needs_no_scratch():
 
 
 def test_mpiio_counts_what_all_ranks_move_together():
-    params = {"access": "contiguous", "layout": "fpp", "nprocs": 4, "block_size": 8 * MiB}
+    params = {"access": "contiguous", "layout": "fpp", "nprocs": 4, "bytes_per_rank": 8 * MiB}
     assert footprint(Trial("a", "mpiio", params), WORKLOAD) == file_bytes(32 * MiB)
     block3d = {**params, "access": "block3d", "layout": "shared"}
     assert footprint(Trial("b", "mpiio", block3d), WORKLOAD) == file_bytes(RAW)
