@@ -1,4 +1,4 @@
-"""docs/architecture.md is the map of the code: every module it names exists, every folder is in it."""
+"""docs/architecture.md maps the code: every module it names exists, every folder is in it."""
 
 from __future__ import annotations
 
