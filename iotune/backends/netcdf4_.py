@@ -10,10 +10,13 @@ import numpy as np
 
 from iotune.backends._hdf5 import CACHE_KNOBS, resolve_file, resolve_layout
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
+from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
+from iotune.backends.h5py_exports import h5netcdf_open_export
+from iotune.backends.layout_exports import layout_makers
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs, quantize
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 
 VARIABLE = "data"
 #: the HDF5 knobs netCDF-C lets a program set (nc_set_alignment, nc_set_var_chunk_cache)
@@ -132,6 +135,21 @@ class NetCDF4Backend(SlabBackend):
         *HDF5_KNOBS,
     )
     description = "netCDF4 (HDF5) files via netCDF4-python"
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """The layout exports, and h5netcdf's read options when a chunk cache was set."""
+        makers = layout_makers(settings, target)
+        if is_set(settings, "chunk_cache", "page_buffer"):
+            makers["xarray_h5netcdf_open"] = lambda: h5netcdf_open_export(settings, target)
+        return make_all(makers | launch_makers(settings, hints))
 
     @classmethod
     def parallel_support(cls) -> tuple[bool, str]:

@@ -20,10 +20,12 @@ from typing import Any
 import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
+from iotune.backends.exports_base import Makers, Target, command, launch_makers, make_all
+from iotune.backends.posix_exports import fio_args, posix_code
 from iotune.core.errors import NotApplicable, UsageError, VerificationError
 from iotune.core.units import parse_size
 from iotune.measuring.data import PAGE, aligned_empty
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 
 DEFAULT_TRANSFER = 2**20
 #: posix_fadvise advice by the spec's word
@@ -222,6 +224,22 @@ class PosixBackend(SlabBackend):
     suffix = ".bin"
     parameters = ("transfer_size", "preallocate", "direct", "fadvise", "sync")
     description = "raw C-order bytes via POSIX pwrite/pread (IOR-like baseline)"
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """The ``os`` calls the trial made and a fio job that does the same (no layout)."""
+        makers: Makers = {
+            "posix_os_calls": lambda: {"text": posix_code(settings)},
+            "fio": lambda: command(fio_args(settings, target)),
+        }
+        return make_all(makers | launch_makers(settings, hints))
 
     @classmethod
     def available(cls) -> tuple[bool, str]:

@@ -16,10 +16,13 @@ from typing import Any
 import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
+from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
+from iotune.backends.layout_exports import layout_makers
+from iotune.backends.zarr_exports import zarr_array_code, zarr_config_code
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs, quantize
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 
 VARIABLE = "data"
 #: the store-level knobs, beside chunks, shards and codecs
@@ -174,6 +177,23 @@ class ZarrBackend(SlabBackend):
     )
     description = "Zarr format 3 directory stores via zarr-python"
     inapplicable = ("chunk_cache",)
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """The layout exports, zarr's configuration and ``create_array`` for its knobs."""
+        makers = layout_makers(settings, target)
+        if is_set(settings, "async_concurrency", "write_empty_chunks"):
+            makers["zarr_config"] = lambda: {"text": zarr_config_code(settings)}
+        if is_set(settings, "shard_index") or quantize.Quantize.from_params(settings).lossy:
+            makers["zarr_create_array"] = lambda: {"text": zarr_array_code(settings, target)}
+        return make_all(makers | launch_makers(settings, hints))
 
     def __init__(self) -> None:
         # Importing zarr takes a good part of a second; paying it here keeps it
