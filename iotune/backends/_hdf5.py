@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from iotune.backends.knobs import H5pyKnobs
 from iotune.core.errors import NotApplicable
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs
@@ -183,7 +184,8 @@ def cache_kwargs(params: Mapping[str, Any], workload: Workload) -> dict[str, Any
     size, slots, w0 = (params.get(k) for k in ("chunk_cache", "cache_slots", "cache_preemption"))
     if size is None and slots is None and w0 is None:
         return {}
-    kwargs: dict[str, Any] = {"rdcc_w0": 0.75 if w0 is None else w0}
+    w0 = H5pyKnobs.default("cache_preemption") if w0 is None else w0
+    kwargs: dict[str, Any] = {"rdcc_w0": w0}
     if size is not None:
         kwargs["rdcc_nbytes"] = size
     if slots is None and size is not None:
@@ -209,7 +211,7 @@ def file_kwargs(params: Mapping[str, Any], workload: Workload, *, create: bool) 
     kwargs = cache_kwargs(params, workload)
     if params.get("alignment"):
         kwargs["alignment_interval"] = params["alignment"]
-        kwargs["alignment_threshold"] = params.get("alignment_threshold") or 1
+        kwargs["alignment_threshold"] = H5pyKnobs.of(params).alignment_threshold
     if params.get("meta_block_size"):
         kwargs["meta_block_size"] = params["meta_block_size"]
     if params.get("libver"):

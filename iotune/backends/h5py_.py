@@ -30,6 +30,7 @@ from iotune.backends.base import (
 )
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export, h5py_code
+from iotune.backends.knobs import H5pyKnobs
 from iotune.backends.layout_exports import layout_makers
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
@@ -167,21 +168,7 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
     name = "h5py"
     library = "h5py"
     suffix = ".h5"
-    parameters = (
-        "chunks",
-        "codec",
-        "level",
-        "shuffle",
-        "chunk_cache",
-        "nprocs",
-        "io",
-        "hints",
-        "stripe_count",
-        "stripe_size",
-        *TYPED_HINTS,
-        *FILE_KNOBS,
-        *CACHE_KNOBS,
-    )
+    parameters = H5pyKnobs.names()
     description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
     rank_program = "iotune.backends.h5py_rank"
 
@@ -248,7 +235,7 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         steps = -(-workload.shape[0] // n)
         if 2 * steps * (workload.nbytes // workload.shape[0]) > MAX_RANK_MEMORY:
             raise NotApplicable(f"a rank of {n} would hold more than 4GiB of its block in memory")
-        io = params.get("io", "collective")
+        io = params.get("io", H5pyKnobs.default("io"))
         if knobs.get("page_buffer"):
             raise NotApplicable("page_buffer: HDF5's page buffer does not work in parallel")
         if io == "independent" and codec.name != "none":

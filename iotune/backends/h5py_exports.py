@@ -13,6 +13,7 @@ from typing import Any
 
 from iotune.backends._hdf5 import file_kwargs
 from iotune.backends.exports_base import Target, check_hints, chunk_shape, codec_of
+from iotune.backends.knobs import H5pyKnobs
 from iotune.core.errors import NotApplicable
 from iotune.model import codecs
 from iotune.model.spec import Workload
@@ -37,7 +38,8 @@ def h5py_code(
 ) -> str:
     """h5py calls that create the dataset as measured; with the mpio driver when ``nprocs > 1``."""
     codec, chunks = codec_of(settings), chunk_shape(settings)
-    nprocs = int(settings.get("nprocs") or 1)
+    knobs = H5pyKnobs.of(settings)
+    nprocs = int(knobs.nprocs)
     lines = ["import h5py"]
     if codec.info.family not in ("none", "zlib"):
         # netCDF4's import points HDF5_PLUGIN_PATH at filters built for its own HDF5,
@@ -59,7 +61,7 @@ def h5py_code(
     before, extra = h5py_dataset_lines(settings)
     lines += before
     lines.append(f"dset = f.create_dataset({', '.join(args + h5py_filter_args(codec) + extra)})")
-    if nprocs > 1 and settings.get("io", "collective") == "collective":
+    if nprocs > 1 and knobs.io == "collective":
         lines += [
             "with dset.collective:  # every rank writes its own block of steps",
             "    dset[start:stop] = block",
@@ -143,7 +145,7 @@ def h5repack_file_args(settings: Mapping[str, Any]) -> list[str]:
     args: list[str] = []
     if settings.get("alignment"):
         args += ["-a", str(int(settings["alignment"]))]
-        args += ["-t", str(int(settings.get("alignment_threshold") or 1))]
+        args += ["-t", str(int(H5pyKnobs.of(settings).alignment_threshold))]
     if settings.get("meta_block_size"):
         args += ["-M", str(int(settings["meta_block_size"]))]
     if settings.get("page_size"):

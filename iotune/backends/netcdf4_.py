@@ -12,6 +12,7 @@ from iotune.backends._hdf5 import CACHE_KNOBS, resolve_file, resolve_layout
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export
+from iotune.backends.knobs import NetCDF4Knobs
 from iotune.backends.layout_exports import layout_makers
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
@@ -77,11 +78,12 @@ def _create(path: Path, params: Mapping[str, Any], applied: dict[str, Any]) -> A
     """
     import netCDF4
 
-    fmt: Any = params.get("format") or "NETCDF4"
-    if not params.get("alignment"):
+    knobs = NetCDF4Knobs.of(params)
+    fmt: Any = knobs.format
+    if not knobs.alignment:
         return netCDF4.Dataset(path, "w", format=fmt)
     before = netCDF4.get_alignment()
-    netCDF4.set_alignment(params.get("alignment_threshold") or 1, params["alignment"])
+    netCDF4.set_alignment(knobs.alignment_threshold, knobs.alignment)
     applied["alignment"] = netCDF4.get_alignment()[1]
     try:
         return netCDF4.Dataset(path, "w", format=fmt)
@@ -122,18 +124,7 @@ class NetCDF4Backend(SlabBackend):
     name = "netcdf4"
     library = "netCDF4"
     suffix = ".nc"
-    parameters = (
-        "chunks",
-        "codec",
-        "level",
-        "shuffle",
-        "chunk_cache",
-        "nprocs",
-        "fill",
-        "format",
-        "quantize",
-        *HDF5_KNOBS,
-    )
+    parameters = NetCDF4Knobs.names()
     description = "netCDF4 (HDF5) files via netCDF4-python"
 
     @classmethod

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iotune.backends.exports_base import Target, chunk_shape, codec_of
+from iotune.backends.knobs import NetCDF4Knobs
 from iotune.core.errors import NotApplicable
 from iotune.model import codecs, quantize
 
@@ -60,22 +61,20 @@ def netcdf4_code(settings: Mapping[str, Any], target: Target) -> str:
 
 def netcdf4_file_lines(settings: Mapping[str, Any]) -> list[str]:
     """netCDF4-python lines around ``createVariable``: alignment, format, cache details."""
-    lines = []
-    if settings.get("alignment"):
-        threshold = int(settings.get("alignment_threshold") or 1)
+    knobs, lines = NetCDF4Knobs.of(settings), []
+    if knobs.alignment:
         lines.append(
-            f"netCDF4.set_alignment({threshold}, {int(settings['alignment'])})"
+            f"netCDF4.set_alignment({int(knobs.alignment_threshold)}, {int(knobs.alignment)})"
             "  # before creating the file"
         )
-    fmt = settings.get("format") or "NETCDF4"
-    lines.append(f'nc = netCDF4.Dataset(path, "w", format={fmt!r})')
+    lines.append(f'nc = netCDF4.Dataset(path, "w", format={knobs.format!r})')
     return lines
 
 
 def netcdf4_variable_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
     """``createVariable`` keywords for fill mode and quantisation."""
     kwargs: dict[str, Any] = {}
-    if settings.get("fill") == "off":
+    if NetCDF4Knobs.of(settings).fill == "off":
         kwargs["fill_value"] = False
     return kwargs | quantize.netcdf4_kwargs(quantize.Quantize.from_params(settings))
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
+from iotune.backends.knobs import ZarrKnobs
 from iotune.backends.layout_exports import layout_makers
 from iotune.backends.zarr_exports import zarr_array_code, zarr_config_code
 from iotune.core.errors import NotApplicable, VerificationError
@@ -25,8 +26,8 @@ from iotune.model import codecs, quantize
 from iotune.model.spec import StorageSpec, Workload
 
 VARIABLE = "data"
-#: the store-level knobs, beside chunks, shards and codecs
-KNOBS = ("async_concurrency", "write_empty_chunks", "shard_index", "quantize")
+#: the store-level knobs, beside chunks, shards and codecs (and the chunk cache it has not)
+KNOBS = ZarrKnobs.names()[ZarrKnobs.names().index("chunk_cache") + 1 :]
 
 
 @contextlib.contextmanager
@@ -70,7 +71,7 @@ class _ZarrWriter(Writer):
                 # Chunks equal to the fill value are otherwise skipped; unless the
                 # trial says otherwise every chunk is stored, so sizes and I/O
                 # compare with the other formats.
-                config={"write_empty_chunks": params.get("write_empty_chunks", "on") == "on"},
+                config={"write_empty_chunks": ZarrKnobs.of(params).write_empty_chunks == "on"},
                 **layout,
             )
             #: what zarr applied, for verify: the store keeps none of it
@@ -166,15 +167,7 @@ class ZarrBackend(SlabBackend):
     name = "zarr"
     library = "zarr"
     suffix = ".zarr"
-    parameters = (
-        "chunks",
-        "shards",
-        "codec",
-        "level",
-        "shuffle",
-        "chunk_cache",
-        *KNOBS,
-    )
+    parameters = ZarrKnobs.names()
     description = "Zarr format 3 directory stores via zarr-python"
     inapplicable = ("chunk_cache",)
 
@@ -204,8 +197,8 @@ class ZarrBackend(SlabBackend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        chunks = chunk_label(params.get("chunks", "auto"))
-        shards = chunk_label(params.get("shards", "none"))
+        chunks = chunk_label(params.get("chunks", ZarrKnobs.default("chunks")))
+        shards = chunk_label(params.get("shards", ZarrKnobs.default("shards")))
         _check_shards(chunks, shards)
         codec, notes = codecs.resolve_params(params)
         if params.get("chunk_cache") is not None:
