@@ -130,21 +130,6 @@ def generic() -> tuple[str, ...]:
     return tuple(name for name, p in PARAMETERS.items() if p.generic)
 
 
-def register(definition: ParameterDef) -> None:
-    """Add a plugin backend's own knob to the registry (once per process, at its import).
-
-    Raises
-    ------
-    UsageError
-        Another definition is registered under the name (a built-in's or another
-        plugin's); registering the same definition again does nothing.
-    """
-    found = PARAMETERS.get(definition.name)
-    if found is not None and found != definition:
-        raise UsageError(f"parameter {definition.name!r} is already registered: {found.long_name}")
-    PARAMETERS[definition.name] = definition
-
-
 def _declare(*defs: ParameterDef) -> dict[str, ParameterDef]:
     declared = {d.name: d for d in defs}
     if len(declared) != len(defs):  # one definition per knob: a second would replace the first
