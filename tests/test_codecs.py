@@ -481,7 +481,7 @@ def _data() -> np.ndarray:
 
 
 def _target():
-    from iotune.analysis.exports import Target
+    from iotune.backends.exports_base import Target
 
     return Target("data", W.dims, W.shape, W.dtype)
 
@@ -498,7 +498,7 @@ def _write_with(backend, path, params):
 def test_zarr_export_builds_the_compressors_the_zarr_backend_stored(codec, tmp_path):
     import zarr
 
-    from iotune.analysis import exports
+    from iotune.backends import zarr_exports
     from iotune.backends.zarr_ import ZarrBackend
 
     settings = {"backend": "zarr", "chunks": CHUNKS, "shards": "none", **_params(codec)}
@@ -506,14 +506,14 @@ def test_zarr_export_builds_the_compressors_the_zarr_backend_stored(codec, tmp_p
     namespace: dict = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numcodecs codecs are outside the Zarr v3 spec
-        exec(exports.zarr_encoding_code(settings, _target()), namespace)
+        exec(zarr_exports.zarr_encoding_code(settings, _target()), namespace)
         stored = zarr.open_array(tmp_path / "z.zarr", path="data", mode="r").compressors
         built = codecs.zarr_compressors(codec, itemsize=2) or []
     exported = namespace["encoding"]["data"]["compressors"]
     assert [c.to_dict() for c in exported] == [c.to_dict() for c in stored]
     assert list(exported) == built
     # the metadata export is those very codecs: their names and the arguments given
-    metadata = exports.xarray_zarr_encoding(settings, _target())["data"]["compressors"]
+    metadata = zarr_exports.xarray_zarr_encoding(settings, _target())["data"]["compressors"]
     assert len(metadata) == len(stored)
     for meta, obj in zip(metadata, stored, strict=True):
         full = obj.to_dict()
@@ -578,9 +578,9 @@ def h5py_pipelines():
 @pytest.mark.parametrize("codec", EVERY_CODEC)
 def test_h5py_backend_export_and_hdf5_tools_use_one_filter_pipeline(codec, h5py_pipelines):
     hdf5plugin = pytest.importorskip("hdf5plugin")
-    from iotune.analysis import exports
+    from iotune.backends import h5py_exports
 
-    text = ", ".join(exports.h5py_filter_args(codec))
+    text = ", ".join(h5py_exports.h5py_filter_args(codec))
     assert eval(f"dict({text})", {"hdf5plugin": hdf5plugin}) == codecs.h5py_encoding(codec)
     got = h5py_pipelines[f"{codec.name}-{codec.shuffle}"]
     # what nccopy -F and h5repack -f are given
@@ -600,7 +600,7 @@ def test_netcdf4_backend_and_export_write_the_same_filters(
 ):
     import netCDF4
 
-    from iotune.analysis import exports
+    from iotune.backends import netcdf4_exports
     from iotune.backends.netcdf4_ import NetCDF4Backend
 
     codec = Codec(name, level, shuffle)
@@ -608,7 +608,7 @@ def test_netcdf4_backend_and_export_write_the_same_filters(
         pytest.skip(f"this netCDF4 build has no {codec.info.family} filter")
     settings = {"backend": "netcdf4", "chunks": CHUNKS, **_params(codec)}
     _write_with(NetCDF4Backend(), tmp_path / "backend.nc", settings)
-    kwargs = exports.netcdf4_create_variable(settings, _target())
+    kwargs = netcdf4_exports.netcdf4_create_variable(settings, _target())
     assert {k: v for k, v in kwargs.items() if k != "chunksizes"} == netcdf4_encoding(codec)
     with netCDF4.Dataset(tmp_path / "export.nc", "w") as nc:
         for dim, size in zip(W.dims, W.shape, strict=True):

@@ -65,6 +65,20 @@ def test_a_plugin_format_is_listed_and_sweeps(site: Path, tmp_path: Path) -> Non
     plugged = next(p for p in result["points"] if p["backend"] == "rawcopy")
     assert plugged["write"] > 0 and plugged["read:spatial"] > 0
 
+    # the plugin's recommendation carries the plugin's own exports
+    (tmp_path / "alone.yaml").write_text(
+        SPEC.replace("[rawcopy, posix]", "rawcopy").replace("{transfer_size: 64KiB}", "{}")
+    )
+    done = _iotune(site, "run", "alone.yaml", "-o", "alone", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rec = _iotune(site, "recommend", "alone", "--format", "json", cwd=tmp_path)
+    assert rec.returncode == 0, rec.stderr
+    exports = json.loads(rec.stdout)["exports"]
+    assert list(exports) == ["rawcopy_load"]
+    assert "np.load(p) for p in sorted" in exports["rawcopy_load"]["text"]
+    text = _iotune(site, "recommend", "alone", cwd=tmp_path)
+    assert "rawcopy_load:" in text.stdout and "data = np.concatenate(" in text.stdout
+
 
 def test_an_unknown_name_lists_the_registered_ones() -> None:
     with pytest.raises(UsageError, match=r"unknown executor 'slurm'; allowed: serial, dask"):

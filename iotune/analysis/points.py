@@ -12,19 +12,40 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import iotune.results.accessor  # noqa: F401  (registers ds.iotune)
-from iotune.analysis import exports
+from iotune.backends.exports_base import Target
+from iotune.model.spec import StorageSpec
 
 if TYPE_CHECKING:
     import xarray as xr
 
 
-def target_of(ds: xr.Dataset, variable: str | None = None) -> exports.Target:
-    """The workload as the exports' :class:`~iotune.analysis.exports.Target`."""
+def target_of(ds: xr.Dataset, variable: str | None = None) -> Target:
+    """The workload as the exports' :class:`~iotune.backends.exports_base.Target`."""
     workload = ds.iotune.workload
     shape = workload.get("shape") or {}
     name = variable or workload.get("variable") or "data"
-    return exports.Target(
+    return Target(
         name, tuple(shape), tuple(int(n) for n in shape.values()), workload.get("dtype", "int16")
+    )
+
+
+def storage_of(ds: xr.Dataset) -> StorageSpec | None:
+    """The object store a results Dataset measured (its ``storage_*`` provenance).
+
+    ``None`` for a sweep on local storage.  The endpoint, region and anonymity
+    are those of the spec; credentials were never recorded.
+    """
+    found = ds.iotune.provenance
+    url = str(found.get("storage_url") or "")
+    if not url:
+        return None
+    endpoint = str(found.get("storage_endpoint") or "")
+    return StorageSpec(
+        url,
+        # the provenance says "(the provider's default)" when the spec named none
+        endpoint if endpoint.startswith(("http://", "https://")) else None,
+        str(found.get("storage_region") or "") or None,
+        str(found.get("storage_anonymous", "false")).lower() == "true",
     )
 
 

@@ -18,8 +18,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.analysis import exports, object_exports
-from iotune.analysis.points import current_settings, empty_hint_sets, hints_of, target_of
+from iotune.analysis import exports
+from iotune.analysis.points import (
+    current_settings,
+    empty_hint_sets,
+    hints_of,
+    storage_of,
+    target_of,
+)
 from iotune.core.errors import RecommendError
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.objective import Candidate
@@ -175,7 +181,7 @@ def recommend(
             winner.settings,
             target_of(ds, variable),
             hints=hints_of(ds, winner.settings),
-            storage=object_exports.storage_of(ds),
+            storage=storage_of(ds),
         ),
         current=current,
     )

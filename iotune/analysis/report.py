@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from iotune.analysis.exports import PLUGIN_NOTE
+from iotune.backends.layout_exports import PLUGIN_NOTE
 from iotune.core.units import format_number, format_size
 
 if TYPE_CHECKING:

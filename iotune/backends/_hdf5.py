@@ -1,4 +1,4 @@
-"""What the two HDF5-based backends (netCDF4 and h5py) resolve alike.
+"""What the two HDF5-based backends (netCDF4 and h5py) resolve and open alike.
 
 Both store one chunked or contiguous dataset through an HDF5 library, so the
 rules for what applies are the same: compression needs chunks, a chunk cache
@@ -7,12 +7,15 @@ means nothing without them, and ``nprocs > 1`` needs a parallel build.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from iotune.backends.knobs import H5pyKnobs
 from iotune.core.errors import NotApplicable
-from iotune.core.units import chunk_label
+from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs
+from iotune.model.spec import Workload
 
 
 def resolve_layout(
@@ -170,3 +173,51 @@ def file_space(file: Any) -> dict[str, Any]:
         "file_space_strategy": names.get(strategy, str(strategy)),
         "file_space_page_size": int(fcpl.get_file_space_page_size()),
     }
+
+
+def cache_kwargs(params: Mapping[str, Any], workload: Workload) -> dict[str, Any]:
+    """``rdcc_*`` keywords of ``h5py.File``.
+
+    Without ``cache_slots`` the slot count follows the HDF5 guide's advice: a
+    prime about 100 times the number of chunks the cache holds.
+    """
+    size, slots, w0 = (params.get(k) for k in ("chunk_cache", "cache_slots", "cache_preemption"))
+    if size is None and slots is None and w0 is None:
+        return {}
+    w0 = H5pyKnobs.default("cache_preemption") if w0 is None else w0
+    kwargs: dict[str, Any] = {"rdcc_w0": w0}
+    if size is not None:
+        kwargs["rdcc_nbytes"] = size
+    if slots is None and size is not None:
+        chunks = parse_chunk_label(params["chunks"])
+        chunk_bytes = workload.itemsize * math.prod(chunks) if isinstance(chunks, tuple) else 2**16
+        slots = _prime_at_least(max(521, 100 * size // chunk_bytes))
+    if slots is not None:
+        kwargs["rdcc_nslots"] = slots
+    return kwargs
+
+
+def _prime_at_least(n: int) -> int:
+    def prime(k: int) -> bool:
+        return k > 1 and all(k % d for d in range(2, int(k**0.5) + 1))
+
+    while not prime(n):
+        n += 1
+    return n
+
+
+def file_kwargs(params: Mapping[str, Any], workload: Workload, *, create: bool) -> dict[str, Any]:
+    """Keywords of ``h5py.File`` for the trial's file-level knobs and chunk cache."""
+    kwargs = cache_kwargs(params, workload)
+    if params.get("alignment"):
+        kwargs["alignment_interval"] = params["alignment"]
+        kwargs["alignment_threshold"] = H5pyKnobs.of(params).alignment_threshold
+    if params.get("meta_block_size"):
+        kwargs["meta_block_size"] = params["meta_block_size"]
+    if params.get("libver"):
+        kwargs["libver"] = params["libver"]
+    if params.get("page_buffer"):
+        kwargs["page_buf_size"] = params["page_buffer"]
+    if create and params.get("page_size"):
+        kwargs |= {"fs_strategy": "page", "fs_page_size": params["page_size"]}
+    return kwargs

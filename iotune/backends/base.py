@@ -23,9 +23,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from iotune.backends import exports_base
 from iotune.measuring.access import Selection
 from iotune.model.records import TrialResult, TrialTask
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 
 
 def check_properties(stored: Mapping[str, Any], asked: Mapping[str, Any]) -> None:
@@ -126,6 +127,37 @@ class Backend(ABC):
         import importlib
 
         importlib.import_module(cls.library)
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: exports_base.Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """Code and commands that configure a program as one measured point, by name.
+
+        Parameters
+        ----------
+        settings
+            The point's effective parameters (``resolve``'s output, with ``backend``).
+        target
+            The variable the exports describe.
+        hints
+            The point's MPI-IO hints, ``None`` when the sweep set none.
+        storage
+            The object store the sweep measured, ``None`` for local storage.
+
+        Returns
+        -------
+        dict
+            ``{name: {"text", "value"}}``, or ``{name: {"unavailable": reason}}`` for an
+            export the settings cannot be written in
+            (:func:`iotune.backends.exports_base.make_all`).  The default has none.
+        """
+        return {}
 
     @classmethod
     @abstractmethod

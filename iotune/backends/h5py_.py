@@ -15,6 +15,7 @@ from iotune.backends._hdf5 import (
     FILE_KNOBS,
     check_alignment,
     dataset_properties,
+    file_kwargs,
     file_space,
     resolve_file,
     resolve_layout,
@@ -27,65 +28,20 @@ from iotune.backends.base import (
     Writer,
     check_properties,
 )
+from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
+from iotune.backends.h5py_exports import h5netcdf_open_export, h5py_code
+from iotune.backends.knobs import H5pyKnobs
+from iotune.backends.layout_exports import layout_makers
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs
 from iotune.model.records import HINT_VALUES
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 from iotune.mpi.launch import TYPED_HINTS
 
 DATASET = "data"
 #: each rank of a parallel trial holds its block in memory twice, as benchio holds one
 MAX_RANK_MEMORY = 4 * 2**30
-
-
-def cache_kwargs(params: Mapping[str, Any], workload: Workload) -> dict[str, Any]:
-    """``rdcc_*`` keywords of ``h5py.File``.
-
-    Without ``cache_slots`` the slot count follows the HDF5 guide's advice: a
-    prime about 100 times the number of chunks the cache holds.
-    """
-    size, slots, w0 = (params.get(k) for k in ("chunk_cache", "cache_slots", "cache_preemption"))
-    if size is None and slots is None and w0 is None:
-        return {}
-    kwargs: dict[str, Any] = {"rdcc_w0": 0.75 if w0 is None else w0}
-    if size is not None:
-        kwargs["rdcc_nbytes"] = size
-    if slots is None and size is not None:
-        chunks = parse_chunk_label(params["chunks"])
-        chunk_bytes = (
-            workload.itemsize * int(np.prod(chunks)) if isinstance(chunks, tuple) else 2**16
-        )
-        slots = _prime_at_least(max(521, 100 * size // chunk_bytes))
-    if slots is not None:
-        kwargs["rdcc_nslots"] = slots
-    return kwargs
-
-
-def _prime_at_least(n: int) -> int:
-    def prime(k: int) -> bool:
-        return k > 1 and all(k % d for d in range(2, int(k**0.5) + 1))
-
-    while not prime(n):
-        n += 1
-    return n
-
-
-def file_kwargs(params: Mapping[str, Any], workload: Workload, *, create: bool) -> dict[str, Any]:
-    """Keywords of ``h5py.File`` for the trial's file-level knobs and chunk cache."""
-    kwargs = cache_kwargs(params, workload)
-    if params.get("alignment"):
-        kwargs["alignment_interval"] = params["alignment"]
-        kwargs["alignment_threshold"] = params.get("alignment_threshold") or 1
-    if params.get("meta_block_size"):
-        kwargs["meta_block_size"] = params["meta_block_size"]
-    if params.get("libver"):
-        kwargs["libver"] = params["libver"]
-    if params.get("page_buffer"):
-        kwargs["page_buf_size"] = params["page_buffer"]
-    if create and params.get("page_size"):
-        kwargs |= {"fs_strategy": "page", "fs_page_size": params["page_size"]}
-    return kwargs
 
 
 def open_file(
@@ -212,23 +168,25 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
     name = "h5py"
     library = "h5py"
     suffix = ".h5"
-    parameters = (
-        "chunks",
-        "codec",
-        "level",
-        "shuffle",
-        "chunk_cache",
-        "nprocs",
-        "io",
-        "hints",
-        "stripe_count",
-        "stripe_size",
-        *TYPED_HINTS,
-        *FILE_KNOBS,
-        *CACHE_KNOBS,
-    )
+    parameters = H5pyKnobs.names()
     description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
     rank_program = "iotune.backends.h5py_rank"
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """The layout exports, the h5py calls as measured, h5netcdf's read options."""
+        makers = layout_makers(settings, target)
+        makers["h5py_create_dataset"] = lambda: {"text": h5py_code(settings, target, hints=hints)}
+        if is_set(settings, "chunk_cache", "page_buffer"):
+            makers["xarray_h5netcdf_open"] = lambda: h5netcdf_open_export(settings, target)
+        return make_all(makers | launch_makers(settings, hints))
 
     @classmethod
     def parallel_support(cls) -> tuple[bool, str]:
@@ -277,7 +235,7 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         steps = -(-workload.shape[0] // n)
         if 2 * steps * (workload.nbytes // workload.shape[0]) > MAX_RANK_MEMORY:
             raise NotApplicable(f"a rank of {n} would hold more than 4GiB of its block in memory")
-        io = params.get("io", "collective")
+        io = params.get("io", H5pyKnobs.default("io"))
         if knobs.get("page_buffer"):
             raise NotApplicable("page_buffer: HDF5's page buffer does not work in parallel")
         if io == "independent" and codec.name != "none":

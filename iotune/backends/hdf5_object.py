@@ -18,12 +18,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from iotune.backends import exports_base, object_exports
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
+from iotune.backends.exports_base import launch_makers, make_all
 from iotune.backends.h5py_ import DATASET, H5pyBackend, open_file
+from iotune.backends.h5py_exports import h5py_code
+from iotune.backends.layout_exports import layout_makers
 from iotune.backends.netcdf4_ import NetCDF4Backend
 from iotune.backends.objectbase import ObjectStoreBackend
 from iotune.core.errors import NotApplicable, VerificationError
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 from iotune.mpi.launch import TYPED_HINTS
 from iotune.objectstore.clients import close_fsspec, run_cancellable
 from iotune.objectstore.meter import Meter
@@ -135,6 +139,19 @@ class _Reader(Reader):
         return self.meter.summary()
 
 
+def _object_makers(
+    settings: Mapping[str, Any],
+    target: exports_base.Target,
+    storage: StorageSpec | None,
+    hints: Mapping[str, Any] | None,
+) -> exports_base.Makers:
+    """The upload and the reads of an HDF5 (or netCDF-4) object as measured, and launch knobs."""
+    found = object_exports.object_makers(
+        settings, target, storage, object_exports.HDF5, defaults=DEFAULTS
+    )
+    return found | launch_makers(settings, hints)
+
+
 class Hdf5ObjectBackend(ObjectStoreBackend):
     """HDF5 files (h5py) uploaded to the sweep's object store and read through fsspec."""
 
@@ -145,6 +162,20 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
     description = "HDF5 (h5py) written locally, uploaded, read by h5py through fsspec"
     #: the library that writes the local file
     writer: ClassVar[type[SlabBackend]] = H5pyBackend
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: exports_base.Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """The layout exports, h5py's calls for the local file, the upload and reads."""
+        makers = layout_makers(settings, target)
+        makers["h5py_create_dataset"] = lambda: {"text": h5py_code(settings, target, hints=hints)}
+        return make_all(makers | _object_makers(settings, target, storage, hints))
 
     @classmethod
     def resolve(
@@ -191,6 +222,19 @@ class Netcdf4ObjectBackend(Hdf5ObjectBackend):
     parameters = (*_serial(NetCDF4Backend.parameters), *KNOBS)
     description = "netCDF-4 written locally (netCDF4), uploaded, read by h5py through fsspec"
     writer = NetCDF4Backend
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: exports_base.Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """The layout exports (netCDF4-python among them), the upload and reads."""
+        makers = layout_makers(settings, target)
+        return make_all(makers | _object_makers(settings, target, storage, hints))
 
     @classmethod
     def resolve(

@@ -15,10 +15,12 @@ from typing import Any
 import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
+from iotune.backends.exports_base import Target, launch_makers, make_all
+from iotune.backends.layout_exports import layout_makers
 from iotune.core.errors import VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 
 _STORE: dict[str, dict[tuple[int, ...], bytes]] = {}
 
@@ -130,6 +132,18 @@ class MemoryBackend(SlabBackend):
     description = "codecs in memory via numcodecs (no file; CPU-bound screening)"
     io_bound = False
     in_memory = True
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """The layout exports: the codec and chunks measured in memory, for a file."""
+        return make_all(layout_makers(settings, target) | launch_makers(settings, hints))
 
     @classmethod
     def import_library(cls) -> None:

@@ -26,10 +26,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from iotune.backends.base import LaunchedBackend
+from iotune.backends.exports_base import Target, launch_makers, make_all
+from iotune.backends.layout_exports import layout_makers
 from iotune.core.errors import NotApplicable
 from iotune.core.units import format_size
 from iotune.model.records import HINT_VALUES
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 from iotune.mpi.launch import TYPED_HINTS
 
 MiB = 2**20
@@ -76,6 +78,18 @@ class MpiioBackend(LaunchedBackend):
     )
     description = "MPI-IO via mpi4py from N launched ranks (IOR / benchio-like)"
     rank_program = "iotune.backends.mpiio_rank"
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """Striping and MPI-IO hints (and the layout exports, for an HDF5 file)."""
+        return make_all(layout_makers(settings, target) | launch_makers(settings, hints))
 
     @classmethod
     def available(cls) -> tuple[bool, str]:

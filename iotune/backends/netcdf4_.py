@@ -10,10 +10,14 @@ import numpy as np
 
 from iotune.backends._hdf5 import CACHE_KNOBS, resolve_file, resolve_layout
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
+from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
+from iotune.backends.h5py_exports import h5netcdf_open_export
+from iotune.backends.knobs import NetCDF4Knobs
+from iotune.backends.layout_exports import layout_makers
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs, quantize
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 
 VARIABLE = "data"
 #: the HDF5 knobs netCDF-C lets a program set (nc_set_alignment, nc_set_var_chunk_cache)
@@ -74,11 +78,12 @@ def _create(path: Path, params: Mapping[str, Any], applied: dict[str, Any]) -> A
     """
     import netCDF4
 
-    fmt: Any = params.get("format") or "NETCDF4"
-    if not params.get("alignment"):
+    knobs = NetCDF4Knobs.of(params)
+    fmt: Any = knobs.format
+    if not knobs.alignment:
         return netCDF4.Dataset(path, "w", format=fmt)
     before = netCDF4.get_alignment()
-    netCDF4.set_alignment(params.get("alignment_threshold") or 1, params["alignment"])
+    netCDF4.set_alignment(knobs.alignment_threshold, knobs.alignment)
     applied["alignment"] = netCDF4.get_alignment()[1]
     try:
         return netCDF4.Dataset(path, "w", format=fmt)
@@ -119,19 +124,23 @@ class NetCDF4Backend(SlabBackend):
     name = "netcdf4"
     library = "netCDF4"
     suffix = ".nc"
-    parameters = (
-        "chunks",
-        "codec",
-        "level",
-        "shuffle",
-        "chunk_cache",
-        "nprocs",
-        "fill",
-        "format",
-        "quantize",
-        *HDF5_KNOBS,
-    )
+    parameters = NetCDF4Knobs.names()
     description = "netCDF4 (HDF5) files via netCDF4-python"
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """The layout exports, and h5netcdf's read options when a chunk cache was set."""
+        makers = layout_makers(settings, target)
+        if is_set(settings, "chunk_cache", "page_buffer"):
+            makers["xarray_h5netcdf_open"] = lambda: h5netcdf_open_export(settings, target)
+        return make_all(makers | launch_makers(settings, hints))
 
     @classmethod
     def parallel_support(cls) -> tuple[bool, str]:

@@ -18,12 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from iotune.backends import exports_base, object_exports
 from iotune.backends.base import Reader, Selection, Writer, check_properties
+from iotune.backends.exports_base import launch_makers, make_all
 from iotune.backends.objectbase import ObjectStoreBackend
 from iotune.backends.posix import _runs
 from iotune.core.errors import VerificationError
 from iotune.measuring.data import SLAB_BUDGET
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 from iotune.objectstore.meter import Meter
 from iotune.objectstore.retry import retrying
 from iotune.objectstore.target import Target
@@ -158,6 +160,21 @@ class RawObjectBackend(ObjectStoreBackend):
     suffix = ".bin"
     parameters = KNOBS
     description = "raw objects: PUT whole or multipart, ranged GETs (obstore)"
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: exports_base.Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """obstore's PUT in parts, ranged GETs and ``get_ranges`` as measured (no layout)."""
+        found = object_exports.object_makers(
+            settings, target, storage, object_exports.RAW, defaults=DEFAULTS
+        )
+        return make_all(found | launch_makers(settings, hints))
 
     @classmethod
     def resolve(

@@ -20,12 +20,14 @@ from typing import Any
 import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
+from iotune.backends.exports_base import Makers, Target, command, launch_makers, make_all
+from iotune.backends.knobs import PosixKnobs
+from iotune.backends.posix_exports import fio_args, posix_code
 from iotune.core.errors import NotApplicable, UsageError, VerificationError
 from iotune.core.units import parse_size
 from iotune.measuring.data import PAGE, aligned_empty
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 
-DEFAULT_TRANSFER = 2**20
 #: posix_fadvise advice by the spec's word
 ADVICE = {"sequential": "POSIX_FADV_SEQUENTIAL", "random": "POSIX_FADV_RANDOM"}
 
@@ -220,8 +222,24 @@ class PosixBackend(SlabBackend):
     name = "posix"
     library = "os"
     suffix = ".bin"
-    parameters = ("transfer_size", "preallocate", "direct", "fadvise", "sync")
+    parameters = PosixKnobs.names()
     description = "raw C-order bytes via POSIX pwrite/pread (IOR-like baseline)"
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """The ``os`` calls the trial made and a fio job that does the same (no layout)."""
+        makers: Makers = {
+            "posix_os_calls": lambda: {"text": posix_code(settings)},
+            "fio": lambda: command(fio_args(settings, target)),
+        }
+        return make_all(makers | launch_makers(settings, hints))
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -233,13 +251,13 @@ class PosixBackend(SlabBackend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        transfer = parse_size(params.get("transfer_size", DEFAULT_TRANSFER))
+        transfer = parse_size(params.get("transfer_size", PosixKnobs.default("transfer_size")))
         if transfer < 1:
             raise UsageError(f"transfer_size must be at least 1 byte, got {transfer}")
         effective: dict[str, Any] = {"transfer_size": transfer}
         # absent knobs stay absent, so trials keep the ids they had
         effective |= {
-            k: params[k] for k in ("preallocate", "direct", "fadvise", "sync") if k in params
+            k: params[k] for k in PosixKnobs.names() if k in params and k not in effective
         }
         if effective.get("direct") == "on":
             plane = workload.nbytes // workload.shape[0]
@@ -276,13 +294,13 @@ class PosixBackend(SlabBackend):
         # checks it on open and the trial checks the bytes with a crc.
         if not path.is_file():
             raise VerificationError(f"{path} is not a regular file")
-        stat = path.stat()
+        stat, knobs = path.stat(), PosixKnobs.of(params)
         return {
             "layout": "raw",
-            "transfer_size": params["transfer_size"],
-            "preallocate": params.get("preallocate", "off"),
-            "fadvise": params.get("fadvise", "none"),
-            "sync": params.get("sync", "fsync"),
+            "transfer_size": knobs.transfer_size,
+            "preallocate": knobs.preallocate,
+            "fadvise": knobs.fadvise,
+            "sync": knobs.sync,
             **self._applied,
             "bytes": stat.st_size,
             "allocated_bytes": stat.st_blocks * 512,

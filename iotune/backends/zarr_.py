@@ -16,14 +16,18 @@ from typing import Any
 import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
+from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
+from iotune.backends.knobs import ZarrKnobs
+from iotune.backends.layout_exports import layout_makers
+from iotune.backends.zarr_exports import zarr_array_code, zarr_config_code
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs, quantize
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 
 VARIABLE = "data"
-#: the store-level knobs, beside chunks, shards and codecs
-KNOBS = ("request_concurrency", "write_empty_chunks", "shard_index", "quantize")
+#: the store-level knobs, beside chunks, shards and codecs (and the chunk cache it has not)
+KNOBS = ZarrKnobs.names()[ZarrKnobs.names().index("chunk_cache") + 1 :]
 
 
 @contextlib.contextmanager
@@ -67,7 +71,7 @@ class _ZarrWriter(Writer):
                 # Chunks equal to the fill value are otherwise skipped; unless the
                 # trial says otherwise every chunk is stored, so sizes and I/O
                 # compare with the other formats.
-                config={"write_empty_chunks": params.get("write_empty_chunks", "on") == "on"},
+                config={"write_empty_chunks": ZarrKnobs.of(params).write_empty_chunks == "on"},
                 **layout,
             )
             #: what zarr applied, for verify: the store keeps none of it
@@ -163,17 +167,26 @@ class ZarrBackend(SlabBackend):
     name = "zarr"
     library = "zarr"
     suffix = ".zarr"
-    parameters = (
-        "chunks",
-        "shards",
-        "codec",
-        "level",
-        "shuffle",
-        "chunk_cache",
-        *KNOBS,
-    )
+    parameters = ZarrKnobs.names()
     description = "Zarr format 3 directory stores via zarr-python"
     inapplicable = ("chunk_cache",)
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """The layout exports, zarr's configuration and ``create_array`` for its knobs."""
+        makers = layout_makers(settings, target)
+        if is_set(settings, "request_concurrency", "write_empty_chunks"):
+            makers["zarr_config"] = lambda: {"text": zarr_config_code(settings)}
+        if is_set(settings, "shard_index") or quantize.Quantize.from_params(settings).lossy:
+            makers["zarr_create_array"] = lambda: {"text": zarr_array_code(settings, target)}
+        return make_all(makers | launch_makers(settings, hints))
 
     def __init__(self) -> None:
         # Importing zarr takes a good part of a second; paying it here keeps it
@@ -184,8 +197,8 @@ class ZarrBackend(SlabBackend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        chunks = chunk_label(params.get("chunks", "auto"))
-        shards = chunk_label(params.get("shards", "none"))
+        chunks = chunk_label(params.get("chunks", ZarrKnobs.default("chunks")))
+        shards = chunk_label(params.get("shards", ZarrKnobs.default("shards")))
         _check_shards(chunks, shards)
         codec, notes = codecs.resolve_params(params)
         if params.get("chunk_cache") is not None:

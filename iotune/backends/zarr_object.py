@@ -15,7 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from iotune.backends import exports_base, object_exports
 from iotune.backends.base import Reader, Writer
+from iotune.backends.exports_base import launch_makers, make_all
+from iotune.backends.layout_exports import layout_makers
 from iotune.backends.objectbase import ObjectStoreBackend
 from iotune.backends.zarr_ import (
     VARIABLE,
@@ -25,7 +28,7 @@ from iotune.backends.zarr_ import (
     _ZarrWriter,
     verify_array,
 )
-from iotune.model.spec import Workload
+from iotune.model.spec import StorageSpec, Workload
 from iotune.objectstore.meter import Meter
 
 KNOBS = ("client", "request_concurrency", "consolidated")
@@ -94,6 +97,21 @@ class ZarrObjectBackend(ObjectStoreBackend):
     parameters = (*(p for p in ZarrBackend.parameters if p != "request_concurrency"), *KNOBS)
     inapplicable = ZarrBackend.inapplicable
     description = "Zarr format 3 on object storage via zarr's ObjectStore or FsspecStore"
+
+    @classmethod
+    def exports(
+        cls,
+        settings: Mapping[str, Any],
+        target: exports_base.Target,
+        *,
+        hints: Mapping[str, Any] | None = None,
+        storage: StorageSpec | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """The layout exports, then writing and reading the store as measured."""
+        found = object_exports.object_makers(
+            settings, target, storage, object_exports.ZARR, defaults=DEFAULTS
+        )
+        return make_all(layout_makers(settings, target) | found | launch_makers(settings, hints))
 
     @classmethod
     def resolve(

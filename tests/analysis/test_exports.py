@@ -16,7 +16,8 @@ import pytest
 import xarray as xr
 
 from iotune.analysis import exports
-from iotune.analysis.exports import Target
+from iotune.backends import exports_base, h5py_exports, netcdf4_exports, zarr_exports
+from iotune.backends.exports_base import Target
 from iotune.core.errors import NotApplicable
 from iotune.model import codecs
 
@@ -45,73 +46,80 @@ def settings(codec: str, chunks: str = "8x16x16") -> dict:
 
 
 def test_nccopy_chunk_spec_and_filters() -> None:
-    args = exports.nccopy_args(settings("zlib", "16x16x32"), TARGET)  # 16 KiB chunks
+    args = netcdf4_exports.nccopy_args(settings("zlib", "16x16x32"), TARGET)  # 16 KiB chunks
     assert args == ["-c", "time/16,lat/16,lon/32", "-d", "4", "-s"]
     assert CHUNK_SPEC.match(args[1])
-    assert exports.nccopy_args(settings("bzip2"), TARGET)[-2:] == ["-F", "tas,307,9"]
-    assert exports.nccopy_args(settings("zstd"), TARGET)[-2:] == ["-F", "tas,32015,3"]
+    assert netcdf4_exports.nccopy_args(settings("bzip2"), TARGET)[-2:] == ["-F", "tas,307,9"]
+    assert netcdf4_exports.nccopy_args(settings("zstd"), TARGET)[-2:] == ["-F", "tas,32015,3"]
     # blosc: 4 reserved values, level, shuffle, compressor code (lz4 = 1)
-    assert exports.nccopy_args(settings("blosc-lz4"), TARGET)[-2:] == [
+    assert netcdf4_exports.nccopy_args(settings("blosc-lz4"), TARGET)[-2:] == [
         "-F",
         "tas,32001,0,0,0,0,5,1,1",
     ]
-    assert exports.nccopy_args(settings("none", "contiguous"), TARGET) == [
+    assert netcdf4_exports.nccopy_args(settings("none", "contiguous"), TARGET) == [
         *("-c", "tas:contiguous", "-d", "0"),
     ]
     zstd_shuffled = {**settings("zstd"), "shuffle": "byte"}
-    assert exports.nccopy_args(zstd_shuffled, TARGET)[-4:] == ["-F", "tas,2", "-F", "tas,32015,3"]
+    assert netcdf4_exports.nccopy_args(zstd_shuffled, TARGET)[-4:] == [
+        "-F",
+        "tas,2",
+        "-F",
+        "tas,32015,3",
+    ]
     # 1 x 16 x 16 int16 is 512 bytes: below nccopy's silent 8 KiB minimum
-    assert exports.nccopy_args(settings("none", "1x16x16"), TARGET)[:4] == [
+    assert netcdf4_exports.nccopy_args(settings("none", "1x16x16"), TARGET)[:4] == [
         *("-c", "time/1,lat/16,lon/16", "-M", "0"),
     ]
-    assert "-c" not in exports.nccopy_args(settings("none", "auto"), TARGET)
+    assert "-c" not in netcdf4_exports.nccopy_args(settings("none", "auto"), TARGET)
 
 
 def test_h5repack_syntax() -> None:
-    assert exports.h5repack_args(settings("zlib"), TARGET) == [
+    assert h5py_exports.h5repack_args(settings("zlib"), TARGET) == [
         *("-l", "tas:CHUNK=8x16x16", "-f", "tas:SHUF", "-f", "tas:GZIP=4"),
     ]
-    assert exports.h5repack_args(settings("bzip2"), TARGET)[-1] == "tas:UD=307,0,1,9"
-    assert exports.h5repack_args(settings("zstd"), TARGET)[-1] == "tas:UD=32015,0,1,3"
-    assert exports.h5repack_args(settings("blosc-lz4"), TARGET)[-1] == (
+    assert h5py_exports.h5repack_args(settings("bzip2"), TARGET)[-1] == "tas:UD=307,0,1,9"
+    assert h5py_exports.h5repack_args(settings("zstd"), TARGET)[-1] == "tas:UD=32015,0,1,3"
+    assert h5py_exports.h5repack_args(settings("blosc-lz4"), TARGET)[-1] == (
         "tas:UD=32001,0,7,0,0,0,0,5,1,1"
     )
-    assert exports.h5repack_args(settings("none", "contiguous"), TARGET) == [
+    assert h5py_exports.h5repack_args(settings("none", "contiguous"), TARGET) == [
         *("-l", "tas:CONTI", "-f", "tas:NONE"),
     ]
 
 
 def test_lfs_setstripe() -> None:
-    assert exports.lfs_setstripe_args({"stripe_count": 8, "stripe_size": 4 * 2**20}, "/lus/o") == [
+    assert exports_base.lfs_setstripe_args(
+        {"stripe_count": 8, "stripe_size": 4 * 2**20}, "/lus/o"
+    ) == [
         *("lfs", "setstripe", "-c", "8", "-S", "4M", "/lus/o"),
     ]
-    assert exports.lfs_setstripe_args({"stripe_count": -1}) == [
+    assert exports_base.lfs_setstripe_args({"stripe_count": -1}) == [
         "lfs",
         "setstripe",
         "-c",
         "-1",
         "DIR",
     ]
-    assert exports.lfs_setstripe_args({"stripe_size": 65536})[-2:] == ["64K", "DIR"]
+    assert exports_base.lfs_setstripe_args({"stripe_size": 65536})[-2:] == ["64K", "DIR"]
     with pytest.raises(NotApplicable, match="no Lustre stripe"):
-        exports.lfs_setstripe_args({"codec": "zlib"})
+        exports_base.lfs_setstripe_args({"codec": "zlib"})
 
 
 def test_mpi_hint_strings() -> None:
     hints = {"romio_cb_write": "enable", "cb_buffer_size": 16777216, "romio_no_indep_rw": True}
-    value = exports.mpich_hints(hints)
+    value = exports_base.mpich_hints(hints)
     assert value == "*:romio_cb_write=enable:cb_buffer_size=16777216:romio_no_indep_rw=true"
     assert HINTS.match(value)
-    assert exports.mpich_hints(hints, pattern="*.nc").startswith("*.nc:romio_cb_write=")
-    assert exports.romio_hints_file(hints).splitlines() == [
+    assert exports_base.mpich_hints(hints, pattern="*.nc").startswith("*.nc:romio_cb_write=")
+    assert exports_base.romio_hints_file(hints).splitlines() == [
         "romio_cb_write enable",
         "cb_buffer_size 16777216",
         "romio_no_indep_rw true",
     ]
     with pytest.raises(NotApplicable, match="contains ':'"):
-        exports.mpich_hints({"cb_config_list": "*:1"})
+        exports_base.mpich_hints({"cb_config_list": "*:1"})
     with pytest.raises(NotApplicable, match="empty"):
-        exports.romio_hints_file({})
+        exports_base.romio_hints_file({})
     listed = exports.all_exports({"backend": "mpiio"}, TARGET, hints={})
     assert set(listed["mpich_mpiio_hints"]) == {"unavailable"}
 
@@ -135,14 +143,14 @@ def sample() -> xr.Dataset:
 
 @pytest.mark.parametrize("codec", list(CODEC_SETTINGS))
 def test_xarray_netcdf4_encoding_writes_those_settings(codec: str, tmp_path: Path) -> None:
-    encoding = exports.xarray_netcdf4_encoding(settings(codec), TARGET)
+    encoding = netcdf4_exports.xarray_netcdf4_encoding(settings(codec), TARGET)
     sample().to_netcdf(tmp_path / "x.nc", engine="netcdf4", encoding=encoding)
     check_file(tmp_path / "x.nc", codec, [8, 16, 16])
 
 
 @pytest.mark.parametrize("codec", ["zlib", "blosc-lz4", "none"])
 def test_netcdf4_create_variable_keywords(codec: str, tmp_path: Path) -> None:
-    kwargs = exports.netcdf4_create_variable(
+    kwargs = netcdf4_exports.netcdf4_create_variable(
         settings(codec, "contiguous" if codec == "none" else "4x8x8"), TARGET
     )
     with netCDF4.Dataset(tmp_path / "n.nc", "w") as nc:
@@ -156,7 +164,7 @@ def test_netcdf4_create_variable_keywords(codec: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("codec", ["zlib", "bzip2", "zstd", "blosc-lz4", "none"])
 def test_zarr_encoding_code_runs(codec: str, tmp_path: Path) -> None:
-    code = exports.zarr_encoding_code({**settings(codec), "shards": "16x32x32"}, TARGET)
+    code = zarr_exports.zarr_encoding_code({**settings(codec), "shards": "16x32x32"}, TARGET)
     namespace: dict = {}
     exec(code, namespace)
     sample().to_zarr(tmp_path / "z.zarr", encoding=namespace["encoding"], zarr_format=3)
@@ -196,7 +204,7 @@ f.close()
 @pytest.mark.parametrize("codec", ["zlib", "bzip2", "zstd", "blosc-lz4", "none"])
 def test_h5py_code_writes_the_layout_the_sweep_measured(codec: str, tmp_path: Path) -> None:
     params = {**settings(codec), "chunk_cache": 2**20}
-    code = exports.h5py_code(params, TARGET)
+    code = h5py_exports.h5py_code(params, TARGET)
     # a fresh interpreter, as a pasted snippet runs: this one has imported netCDF4,
     # which set HDF5_PLUGIN_PATH to its own filters for the process and its children
     env = {k: v for k, v in os.environ.items() if k != "HDF5_PLUGIN_PATH"}
@@ -207,14 +215,14 @@ def test_h5py_code_writes_the_layout_the_sweep_measured(codec: str, tmp_path: Pa
     assert got["chunks"] == [8, 16, 16] and got["equal"]
     # the backend's cache: 1 MiB; slots the first prime >= 100 x 256 chunks of 4 KiB; w0 0.75
     assert got["cache"] == [25601, 2**20, 0.75]
-    assert got["filters"] == codecs.h5py_expected_filters(exports.codec_of(params))
+    assert got["filters"] == codecs.h5py_expected_filters(exports_base.codec_of(params))
 
 
 def test_h5py_code_leaves_auto_chunks_to_h5py_only_where_the_backend_did() -> None:
     auto = {**settings("zlib"), "chunks": "auto"}
-    assert "chunks=True" in exports.h5py_code(auto, TARGET)
+    assert "chunks=True" in h5py_exports.h5py_code(auto, TARGET)
     # without a codec the backend stores "auto" contiguously
-    plain = exports.h5py_code({**settings("none"), "chunks": "auto"}, TARGET)
+    plain = h5py_exports.h5py_code({**settings("none"), "chunks": "auto"}, TARGET)
     assert "chunks" not in plain.splitlines()[-1]
 
 
@@ -226,12 +234,14 @@ def test_h5py_code_is_offered_for_h5py_winners_only() -> None:
 
 def test_h5py_code_for_parallel_trials_uses_mpio_with_the_hints_and_collective_io() -> None:
     params = {**settings("zlib"), "nprocs": 4, "io": "collective"}
-    code = exports.h5py_code(params, TARGET, hints={"romio_cb_write": "disable", "cb_nodes": 2})
+    code = h5py_exports.h5py_code(
+        params, TARGET, hints={"romio_cb_write": "disable", "cb_nodes": 2}
+    )
     assert 'driver="mpio", comm=MPI.COMM_WORLD, info=info' in code
     assert "info.Set('romio_cb_write', 'disable')" in code and "info.Set('cb_nodes', '2')" in code
     assert "with dset.collective:" in code
     compile(code, "h5py_code", "exec")
-    independent = exports.h5py_code({**params, "codec": "none", "io": "independent"}, TARGET)
+    independent = h5py_exports.h5py_code({**params, "codec": "none", "io": "independent"}, TARGET)
     assert "collective" not in independent and "info = MPI.Info.Create()" in independent
 
 
@@ -259,7 +269,7 @@ def test_generated_commands_run(tool: str, codec: str, tmp_path: Path) -> None:
     source = tmp_path / "in.nc"
     sample().to_netcdf(source, engine="netcdf4")
     chunks = "contiguous" if codec == "none" else "2x16x16"  # 1 KiB chunks: needs -M 0
-    make = exports.nccopy_args if tool == "nccopy" else exports.h5repack_args
+    make = netcdf4_exports.nccopy_args if tool == "nccopy" else h5py_exports.h5repack_args
     argv = [tool, *make(settings(codec, chunks), TARGET), str(source), str(tmp_path / "out.nc")]
     env = {**os.environ, "HDF5_PLUGIN_PATH": hdf5plugin.PLUGIN_PATH}
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)

@@ -12,8 +12,9 @@ import h5py
 import numpy as np
 import pytest
 
-from iotune.analysis import exports, file_exports
-from iotune.analysis.exports import Target
+from iotune.analysis import exports
+from iotune.backends import h5py_exports, netcdf4_exports, posix_exports, zarr_exports
+from iotune.backends.exports_base import Target
 
 TARGET = Target("tas", ("time", "lat", "lon"), (16, 64, 64), "float32")
 MiB = 2**20
@@ -32,7 +33,7 @@ def test_h5py_code_sets_every_hdf5_knob(tmp_path: Path) -> None:
     settings = {"backend": "h5py", "chunks": "4x32x32", "codec": "none", "page_size": 4 * MiB}
     settings |= {"page_buffer": 8 * MiB, "meta_block_size": 64 * 1024, "libver": "latest"}
     settings |= {"fill_time": "never", "alloc_time": "incr", "sieve_buf_size": 128 * 1024}
-    code = exports.h5py_code(settings, TARGET)
+    code = h5py_exports.h5py_code(settings, TARGET)
     run_python(f"path = 'h.h5'\n{code}\nf.close()", tmp_path)
     with h5py.File(tmp_path / "h.h5") as f:
         fcpl = f.id.get_create_plist()
@@ -46,7 +47,7 @@ def test_h5py_code_sets_every_hdf5_knob(tmp_path: Path) -> None:
 
 def test_h5py_code_aligns(tmp_path: Path) -> None:
     settings = {"backend": "h5py", "chunks": "4x32x32", "codec": "none", "alignment": MiB}
-    code = exports.h5py_code(settings, TARGET)
+    code = h5py_exports.h5py_code(settings, TARGET)
     run_python(f"import numpy as np\npath = 'a.h5'\n{code}\ndset[:] = 1\nf.close()", tmp_path)
     with h5py.File(tmp_path / "a.h5") as f:
         dsid = f["tas"].id
@@ -59,7 +60,7 @@ def test_netcdf4_code_sets_format_fill_quantize_alignment_cache(tmp_path: Path) 
     settings |= {"shuffle": "byte", "fill": "off", "format": "NETCDF4_CLASSIC"}
     settings |= {"quantize": "digits:3", "alignment": MiB, "chunk_cache": 4 * MiB}
     settings |= {"cache_slots": 1009, "cache_preemption": 0.5}
-    code = exports.netcdf4_code(settings, TARGET)
+    code = netcdf4_exports.netcdf4_code(settings, TARGET)
     script = "path = 'n.nc'\n" + code.replace(
         "nc = netCDF4.Dataset(path, \"w\", format='NETCDF4_CLASSIC')",
         "nc = netCDF4.Dataset(path, \"w\", format='NETCDF4_CLASSIC')\n"
@@ -89,20 +90,20 @@ def test_h5repack_and_nccopy_apply_the_file_knobs(tmp_path: Path) -> None:
         nc.createVariable("tas", "f4", TARGET.dims)[:] = 1.0
     settings = {"backend": "h5py", "chunks": "4x32x32", "codec": "none", "page_size": 4 * MiB}
     settings |= {"meta_block_size": 64 * 1024, "libver": "latest"}
-    argv = ["h5repack", *exports.h5repack_args(settings, TARGET), str(source), "out.h5"]
+    argv = ["h5repack", *h5py_exports.h5repack_args(settings, TARGET), str(source), "out.h5"]
     done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     with h5py.File(tmp_path / "out.h5") as f:
         assert f.id.get_create_plist().get_file_space_page_size() == 4 * MiB
     aligned = {"backend": "h5py", "chunks": "4x32x32", "codec": "none", "alignment": MiB}
-    argv = ["h5repack", *exports.h5repack_args(aligned, TARGET), str(source), "al.h5"]
+    argv = ["h5repack", *h5py_exports.h5repack_args(aligned, TARGET), str(source), "al.h5"]
     assert subprocess.run(argv, capture_output=True, cwd=tmp_path).returncode == 0
     with h5py.File(tmp_path / "al.h5") as f:
         dsid = f["tas"].id
         assert all(dsid.get_chunk_info(i).byte_offset % MiB == 0 for i in range(16))
     cdf5 = {"backend": "netcdf4", "chunks": "contiguous", "codec": "none"}
     cdf5["format"] = "NETCDF3_64BIT_DATA"
-    argv = ["nccopy", *exports.nccopy_args(cdf5, TARGET), str(source), "out.nc"]
+    argv = ["nccopy", *netcdf4_exports.nccopy_args(cdf5, TARGET), str(source), "out.nc"]
     done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     with netCDF4.Dataset(tmp_path / "out.nc") as nc:
@@ -114,9 +115,9 @@ def test_xarray_reads_with_the_page_buffer_and_cache(tmp_path: Path) -> None:
 
     settings = {"backend": "h5py", "chunks": "4x32x32", "codec": "none", "page_size": MiB}
     settings |= {"page_buffer": 4 * MiB, "chunk_cache": 2 * MiB}
-    code = exports.h5py_code(settings, TARGET)
+    code = h5py_exports.h5py_code(settings, TARGET)
     run_python(f"path = 'x.h5'\n{code}\ndset[:] = 2\nf.close()", tmp_path)
-    kwargs = file_exports.xarray_h5netcdf_open(settings, TARGET)
+    kwargs = h5py_exports.xarray_h5netcdf_open(settings, TARGET)
     assert kwargs["driver_kwds"]["page_buf_size"] == 4 * MiB
     with xr.open_dataset(tmp_path / "x.h5", phony_dims="sort", **kwargs) as ds:
         assert float(ds["tas"].mean()) == 2.0
@@ -141,14 +142,14 @@ def test_zarr_exports_run(tmp_path: Path) -> None:
 def test_posix_exports_run(tmp_path: Path) -> None:
     settings = {"backend": "posix", "transfer_size": 2**16, "preallocate": "on"}
     settings["sync"] = "fdatasync"
-    code = file_exports.posix_code(settings)
+    code = posix_exports.posix_code(settings)
     run_python(f"path = 'p.bin'\ntotal_bytes = {8 * MiB}\n{code}", tmp_path)
     assert (tmp_path / "p.bin").stat().st_blocks * 512 >= 8 * MiB  # preallocated
     if shutil.which("fio") is None:
         if os.environ.get("IOTUNE_REQUIRE_FIO") == "1":
             pytest.fail("fio is not installed")
         pytest.skip("fio not installed (apt install fio)")
-    argv = file_exports.fio_args(settings, TARGET)
+    argv = posix_exports.fio_args(settings, TARGET)
     done = subprocess.run([*argv, "--filename=f.bin"], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "f.bin").stat().st_size == int(np.prod(TARGET.shape)) * 4
@@ -165,13 +166,15 @@ def test_xarray_encodings_carry_the_quantisation(tmp_path: Path) -> None:
     nc = {"backend": "netcdf4", "chunks": "4x32x32", "codec": "zlib", "level": 1}
     nc |= {"shuffle": "byte", "quantize": "bitround:9"}
     ds.to_netcdf(
-        tmp_path / "q.nc", engine="netcdf4", encoding=exports.xarray_netcdf4_encoding(nc, TARGET)
+        tmp_path / "q.nc",
+        engine="netcdf4",
+        encoding=netcdf4_exports.xarray_netcdf4_encoding(nc, TARGET),
     )
     with netCDF4.Dataset(tmp_path / "q.nc") as f:
         assert f["tas"].quantization() == (9, "BitRound")
     zs = {"backend": "zarr", "chunks": "4x32x32", "codec": "zstd", "level": 3}
     zs |= {"shuffle": "none", "quantize": "digits:3"}
-    encoding = exports.xarray_zarr_encoding(zs, TARGET)
+    encoding = zarr_exports.xarray_zarr_encoding(zs, TARGET)
     ds.to_zarr(tmp_path / "q.zarr", zarr_format=3, encoding=encoding, consolidated=False)
     arr = zarr.open_array(str(tmp_path / "q.zarr"), path="tas")
     assert [f.to_dict()["configuration"]["keepbits"] for f in arr.filters] == [10]

@@ -1,9 +1,8 @@
 """Exports of the object-store backends: the client calls that store and read as measured.
 
-The counterpart of :mod:`iotune.analysis.file_exports` for sweeps with a
-``storage`` section.  Each export is Python to paste, built for one grid
-point's effective parameters (``settings``) and the store the sweep measured
-(a :class:`~iotune.model.spec.StorageSpec`): the store is constructed with the
+Each export is Python to paste, built for one grid point's effective parameters
+(``settings``) and the store the sweep measured (a
+:class:`~iotune.model.spec.StorageSpec`): the store is constructed with the
 arguments iotune's own clients get (:mod:`iotune.objectstore.target`), less
 iotune's timeouts, retries and metering.  Objects are named after the variable
 below the spec's prefix (``s3://bucket/prefix/tas.zarr``), not the run's own
@@ -19,17 +18,16 @@ them from the environment (or ``~/.aws``), and every export says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from iotune.analysis import file_exports
+from iotune.backends import h5py_exports
+from iotune.backends.exports_base import Makers
 from iotune.core.errors import NotApplicable
 from iotune.core.units import format_size, parse_chunk_label
 from iotune.model import codecs, quantize
 from iotune.model.spec import StorageSpec
-
-if TYPE_CHECKING:
-    import xarray as xr
 
 #: where the exports put objects when no store is known (settings alone): edit before use
 PLACEHOLDER = StorageSpec("s3://BUCKET/PREFIX")
@@ -40,26 +38,6 @@ _CREDENTIALS = {
     "az": "AZURE_STORAGE_ACCOUNT_NAME, AZURE_STORAGE_ACCOUNT_KEY or other AZURE_*",
 }
 _OBSTORE_CLASSES = {"s3": "S3Store", "gs": "GCSStore", "az": "AzureStore"}
-
-
-def storage_of(ds: xr.Dataset) -> StorageSpec | None:
-    """The object store a results Dataset measured (its ``storage_*`` provenance).
-
-    ``None`` for a sweep on local storage.  The endpoint, region and anonymity
-    are those of the spec; credentials were never recorded.
-    """
-    found = ds.iotune.provenance
-    url = str(found.get("storage_url") or "")
-    if not url:
-        return None
-    endpoint = str(found.get("storage_endpoint") or "")
-    return StorageSpec(
-        url,
-        # the provenance says "(the provider's default)" when the spec named none
-        endpoint if endpoint.startswith(("http://", "https://")) else None,
-        str(found.get("storage_region") or "") or None,
-        str(found.get("storage_anonymous", "false")).lower() == "true",
-    )
 
 
 def object_key(storage: StorageSpec, name: str) -> str:
@@ -254,7 +232,7 @@ def _open_line(settings: Mapping[str, Any], storage: StorageSpec, target: Any) -
 def _read_side(settings: Mapping[str, Any], target: Any) -> dict[str, Any]:
     """h5py's read-side access properties (page buffer, chunk cache); ``{}`` when unset."""
     try:
-        return dict(file_exports.xarray_h5netcdf_open(settings, target)["driver_kwds"])
+        return dict(h5py_exports.xarray_h5netcdf_open(settings, target)["driver_kwds"])
     except NotApplicable:
         return {}
 
@@ -341,56 +319,50 @@ def object_get_ranges_code(settings: Mapping[str, Any], target: Any, storage: St
     return "\n".join(lines)
 
 
-_HDF5 = {
+def _complete(settings: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings with the backend's defaults where a hand-made dict leaves a knob out."""
+    return {**defaults, **{k: v for k, v in settings.items() if v is not None}}
+
+
+def object_makers(
+    settings: Mapping[str, Any],
+    target: Any,
+    storage: StorageSpec | None,
+    makers: Mapping[str, Callable[[dict[str, Any], Any, StorageSpec], str]],
+    *,
+    defaults: Mapping[str, Any],
+) -> Makers:
+    """``makers`` as exports of one point on ``storage`` (default :data:`PLACEHOLDER`).
+
+    ``defaults``: the backend's object-store knobs (``resolve`` fills them in, so a
+    measured point has them; a hand-made settings dict may not).
+    """
+    where, full = storage or PLACEHOLDER, _complete(settings, defaults)
+    return {n: functools.partial(_text, make, full, target, where) for n, make in makers.items()}
+
+
+def _text(
+    make: Callable[[dict[str, Any], Any, StorageSpec], str],
+    settings: dict[str, Any],
+    target: Any,
+    storage: StorageSpec,
+) -> dict[str, Any]:
+    return {"text": make(settings, target, storage)}
+
+
+#: the export makers of each kind of object (``object_makers``' ``makers``)
+ZARR = {"zarr_object_write": zarr_write_code, "zarr_object_read": zarr_read_code}
+#: a netCDF-4 file is an HDF5 file: uploaded and read alike
+HDF5 = {
     "hdf5_object_upload": hdf5_upload_code,
     "hdf5_object_read": hdf5_read_code,
     "hdf5_object_xarray": hdf5_xarray_code,
 }
-_MAKERS = {
-    "zarr-object": {"zarr_object_write": zarr_write_code, "zarr_object_read": zarr_read_code},
-    "hdf5-object": _HDF5,
-    "netcdf4-object": _HDF5,  # a netCDF-4 file is an HDF5 file: uploaded and read alike
-    "object": {
-        "object_put": object_put_code,
-        "object_get": object_get_code,
-        "object_get_ranges": object_get_ranges_code,
-    },
+RAW = {
+    "object_put": object_put_code,
+    "object_get": object_get_code,
+    "object_get_ranges": object_get_ranges_code,
 }
-
-
-def extra_makers(
-    settings: Mapping[str, Any], target: Any, storage: StorageSpec | None = None
-) -> dict[str, Any]:
-    """The object-store exports of a point, as ``name -> make()`` (none for local backends).
-
-    Parameters
-    ----------
-    settings
-        The point's effective parameters, with ``backend``.
-    target
-        The variable (:class:`iotune.analysis.exports.Target`).
-    storage
-        The store the sweep measured (:func:`storage_of`); default :data:`PLACEHOLDER`.
-    """
-    backend = str(settings.get("backend"))
-    if backend not in _MAKERS:
-        return {}
-    where = storage or PLACEHOLDER
-    # a hand-made settings dict may leave a knob out: the backend's default was measured
-    known = {k: v for k, v in settings.items() if v is not None}
-    full = {**defaults(backend), **known}
-    return {
-        name: (lambda make=make: {"text": make(full, target, where)})
-        for name, make in _MAKERS[backend].items()
-    }
-
-
-def defaults(backend: str) -> dict[str, Any]:
-    """The object-store knobs' defaults of ``backend`` (``resolve`` fills them in)."""
-    from iotune.backends import hdf5_object, object_, zarr_object
-
-    module = {"object": object_, "zarr-object": zarr_object}.get(backend, hdf5_object)
-    return dict(module.DEFAULTS)
 
 
 def _itemsize(target: Any) -> int:
