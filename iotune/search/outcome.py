@@ -19,7 +19,7 @@ class Step:
 
     id: str
     visit: Visit
-    kind: str  # explore | prior | promote | control | remeasure
+    kind: str  # explore, or what the policy that asked it says: prior, promote, control, remeasure
     handle: Any = None  # the sampler's trial
     score: float = math.nan  # this trial's own log score
     leader: int = -1  # the visit leading once this trial was told
