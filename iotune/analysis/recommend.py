@@ -124,7 +124,7 @@ def recommend(
     alpha
         Significance level of the winner against the runner-up.
     importance
-        Also say which parameters matter (:mod:`iotune.search.importance`).
+        Also say which parameters matter (:mod:`iotune.analysis.importance`).
 
     Returns
     -------
@@ -207,7 +207,7 @@ def _current(current: Mapping[str, Any], cands: list[Candidate]) -> tuple[Candid
 
 
 def _importance(ds: xr.Dataset, weights: Mapping[str, float]) -> Any:
-    from iotune.search.importance import importance
+    from iotune.analysis.importance import importance
 
     return importance(ds, weights=dict(weights))
 

@@ -97,10 +97,10 @@ def _grid_lines(ax, ds: xr.Dataset, grid: xr.Dataset, trials: np.ndarray) -> Non
 
 
 def importance(ds: xr.Dataset, objective: str | None = None) -> Figure:
-    """Bars of each parameter's share of importance (:mod:`iotune.search.importance`)."""
+    """Bars of each parameter's share of importance (:mod:`iotune.analysis.importance`)."""
     from matplotlib.figure import Figure
 
-    from iotune.search.importance import importance as shares_of
+    from iotune.analysis.importance import importance as shares_of
 
     weights = _weights(ds)
     if objective is None and weights:

@@ -1,18 +1,14 @@
-"""The search loop: ask a batch, measure it, tell the sampler, re-measure the leaders.
+"""The search loop: ask a batch, measure it, tell the sampler and the policies.
 
 Budget (:mod:`iotune.search.budget`): trials dispatched, re-measurements
-included, or their wall time.  Earlier results (``search.prior``) are measured
-first and then seed the sampler (:mod:`iotune.search.prior`); with fidelity
-rungs new configurations start cheap and the best climb to full size
-(:mod:`iotune.search.fidelity`); a trial hopeless beyond noise after its first
-repeats stops repeating (``stopped_early``).  The search
-explores (the strategy's sampler proposes new configurations, promotions
-first) until only ``remeasure`` of the budget is left, then races: the best pooled score is
-measured again until it has :data:`~iotune.search.state.CONFIRM` measurements
-and its repeats beat every other configuration's beyond noise (one-sided
-Mann-Whitney), or the budget is gone.  A race settled early gives its budget
-back to exploring.  The recommendation is the best pooled score among the
-most-confirmed configurations, never a single lucky trial.
+included, or their wall time.  The loop proposes new configurations (the focus
+parameters first, then the strategy's sampler, :mod:`iotune.search.strategies`),
+measures each batch and tells the sampler; what else is measured, and when, is
+its policies' (:mod:`iotune.search.policy`): fidelity rungs
+(:mod:`~iotune.search.rungs`), the warm start (:mod:`~iotune.search.warm_start`),
+early stops (:mod:`~iotune.search.early_stop`) and racing the leaders
+(:mod:`~iotune.search.racing`).  The recommendation is the best pooled score
+among the most-confirmed configurations, never a single lucky trial.
 
 Trials go to a *measurer* (:class:`Measurer`): the executors, or a recorded grid
 (:mod:`iotune.search.replay`).
@@ -27,20 +23,36 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from iotune.model.records import EarlyStop, Trial, TrialResult, TrialTask
+from iotune.model.records import Trial, TrialResult, TrialTask
 from iotune.model.spec import Sweep
 from iotune.search.budget import Budget, Idle
-from iotune.search.fidelity import CLIMB, Ladder
+from iotune.search.early_stop import EarlyStopping
+from iotune.search.fidelity import Ladder
 from iotune.search.outcome import Outcome, Step
-from iotune.search.prior import SEEDS, Prior, PriorPoint, calibrate
+from iotune.search.policy import Policy
+from iotune.search.prior import Prior
+from iotune.search.racing import Racing
+from iotune.search.rungs import Rungs
 from iotune.search.space import Resolved, Space
-from iotune.search.state import CONFIRM, Goal, State, Visit
+from iotune.search.state import Goal, State, Visit
 from iotune.search.strategies import Proposer
+from iotune.search.warm_start import WarmStart
 
 
 class Measurer(Protocol):
     def measure(self, tasks: Sequence[TrialTask]) -> Iterator[TrialResult]:
         """Run ``tasks``; yield each result (in any order) as it is final."""
+
+
+def policies_for(sweep: Sweep, prior: Sequence[Prior] = ()) -> list[Policy]:
+    """The policies of a search of ``sweep``, in the order the loop calls them.
+
+    Each decides for itself whether it applies (rungs only while the ladder has
+    a rung below full size, the warm start only with a prior, early stops as
+    ``search.early_stop`` and the repeats say); racing chooses the batches the
+    rungs leave.
+    """
+    return [Rungs(), WarmStart(prior), EarlyStopping.of(sweep), Racing()]
 
 
 class Search:
@@ -58,6 +70,9 @@ class Search:
         An earlier run's log records and journal results, to resume from.
     prior
         Earlier results (``search.prior``), scored on their own scales.
+    policies
+        What the search does besides sampling (default: :func:`policies_for`
+        ``sweep`` and ``prior``; given, ``prior`` is not used).
     """
 
     def __init__(
@@ -71,6 +86,7 @@ class Search:
         log: Callable[[dict[str, Any]], None] | None = None,
         earlier: tuple[list[dict[str, Any]], Mapping[str, TrialResult]] = ([], {}),
         prior: Sequence[Prior] = (),
+        policies: Sequence[Policy] | None = None,
     ) -> None:
         assert sweep.search is not None
         search = sweep.search
@@ -86,18 +102,13 @@ class Search:
         self.measurer, self.task, self.log = measurer, task, log
         self.parallel = max(1, parallel)
         self.exhausted = False
-        self.repeats = sweep.measure.repeats if not sweep.measure.adaptive else 0
         self.focus = self.space.held_for(sweep.search.focus)
-        self.prior = list(prior)
-        # recorded now, so results say where the prior came from even if stopped early
-        self.out.prior = calibrate(self.prior, self.out.state, self.out.ladder.entry)
-        for record in self.out.prior:
-            del record["points"]
-        self._ranked_prior: list[dict[str, Any]] = []
-        self._unfit: set[tuple] = set()
+        self.policies = list(policies) if policies is not None else policies_for(sweep, prior)
+        self.out.policies = tuple(self.policies)
         self._idle = Idle(budget)
-        self._seeds = [p.points[i] for i in range(SEEDS) for p in self.prior if i < len(p.points)]
         self._earlier = earlier
+        for policy in self.policies:
+            policy.start(self)
 
     def run(self) -> Outcome:
         """Spend the budget; return what was measured and the pick."""
@@ -106,7 +117,8 @@ class Search:
             self._measure(pending[: self.parallel])
             pending = pending[self.parallel :]
         while not self.out.limit.done(self.out.steps):
-            self._reseed()
+            for policy in self.policies:
+                policy.before_batch(self)
             k = self.parallel
             if self.out.limit.trials is not None:
                 k = min(k, self.out.limit.trials - len(self.out.steps))
@@ -123,91 +135,17 @@ class Search:
     # --- choosing trials ----------------------------------------------------------
 
     def _next_batch(self, k: int) -> list[Step]:
-        if self.out.ladder.multi:
-            return self._climb(k) if self._climbing() else self._fill([], k) or self._climb(k)
-        limit, steps = self.out.limit, list[Step]()
-        self._fill(steps, limit.explore_slots(self.out.steps, k))
-        if len(steps) < k:
-            steps += self._remeasures(steps, k)
-        if not steps:  # the race is settled: explore, keeping room to confirm a new leader
-            confirm = (CONFIRM - 1) * (self._top_cost() if limit.seconds else 1)
-            room = limit.room_after(self.out.steps, k, confirm) if limit.remeasure else k
-            self._fill(steps, room)
-        if not steps and limit.remeasure:  # no room to explore: confirm the leader further
-            steps = self._confirm()
-        return steps
+        """The first policy's batch; with none, new configurations only."""
+        for policy in self.policies:
+            batch = policy.plan(self, k)
+            if batch is not None:
+                return batch
+        return self.fill([], k)
 
-    def _confirm(self) -> list[Step]:
-        """The leader once more; nothing when a time budget has nothing left to learn
-        (every configuration measured, the race settled): the machine's time is kept."""
-        leader = self.out.state.leader()
-        if leader is None or (self.exhausted and self.out.limit.seconds is not None):
-            return []
-        return [self._step(leader, "remeasure")]
-
-    def _remeasures(self, steps: list[Step], k: int) -> list[Step]:
-        chosen = {s.visit.trial.id for s in steps}
-        picks = [v for v in self.out.state.to_remeasure(k) if v.trial.id not in chosen]
-        return [self._step(v, "remeasure") for v in picks[: k - len(steps)]]
-
-    def _climbing(self) -> bool:
-        """Whether only the climb's reserve is left: the best cheap ones go to full size."""
-        limit = self.out.limit
-        reserve = CLIMB + CONFIRM - 1
-        entry = sum(
-            1
-            for v in self.out.state.visits.values()
-            if v.ok and v.fidelity == self.out.ladder.entry
-        )
-        if entry < CLIMB and not self.exhausted:  # nothing to choose from yet
-            return False
-        if limit.trials is not None:
-            return len(self.out.steps) >= limit.trials - max(reserve, limit.remeasure * limit.total)
-        return self.out.spent >= limit.total - reserve * self._top_cost()
-
-    def _climb(self, k: int) -> list[Step]:
-        """Promote the entry rung's best to full size, then its near-ties, racing them."""
-        state, ladder, steps = self.out.state, self.out.ladder, list[Step]()
-        promotions = ladder.promotions(state, self._taken())
-        at_top = {v.config for v in state.visits.values() if v.fidelity == ladder.top}
-        while len(steps) < k and promotions and len(at_top) + len(steps) < CLIMB:
-            steps += filter(None, [self._promoted(*promotions.pop(0)[:2])])
-        limit = self.out.limit
-        room = limit.room_after(
-            self.out.steps, 1, (CONFIRM - 1) * (self._top_cost() if limit.seconds else 1)
-        )
-        tied = [p for p in promotions if p[2]]
-        while len(steps) < k and tied and room:
-            steps += filter(None, [self._promoted(*tied.pop(0)[:2])])
-        if len(steps) < k:
-            steps += self._remeasures(steps, k)
-        rest = [p for p in promotions if not p[2]]
-        while len(steps) < k and rest and room:  # the race is settled: one more
-            step = self._control(rest) if self._control_due() else self._promoted(*rest.pop(0)[:2])
-            steps += filter(None, [step])
-        return steps or self._confirm()
-
-    def _control_due(self) -> bool:
-        """Every other extra promotion is a control: the climbed configurations are the
-        cheap rung's best, too alike for a rank correlation to say anything alone."""
-        kinds = [s.kind for s in self.out.steps if s.kind in ("promote", "control")]
-        return len(kinds) >= CLIMB and kinds.count("control") * 2 < len(kinds) - CLIMB + 1
-
-    def _control(self, rest: list[tuple[Visit, float, bool]]) -> Step | None:
-        """A configuration from the cheap rung's lower half, at random, to full size."""
-        lower = rest[len(rest) // 2 :] or rest
-        pick = lower[int(self.rng.integers(len(lower)))]
-        rest.remove(pick)
-        step = self._promoted(*pick[:2])
-        if step is not None:
-            step.kind = "control"
-        return step
-
-    def _fill(self, steps: list[Step], k: int) -> list[Step]:
-        """``steps`` filled up to ``k``: the prior's seeds, then what the sampler asks."""
-        while len(steps) < k and self._seeds:
-            step = self._seeded(self._seeds.pop(0))
-            if step is not None:
+    def fill(self, steps: list[Step], k: int) -> list[Step]:
+        """``steps`` filled up to ``k``: what the policies propose, then what the sampler asks."""
+        for policy in self.policies:
+            while len(steps) < k and (step := policy.propose(self)) is not None:
                 steps.append(step)
         while len(steps) < k and not self.exhausted:
             step = self._explore({s.visit.trial.id for s in steps})
@@ -216,24 +154,20 @@ class Search:
             steps.append(step)
         return steps
 
-    def _taken(self) -> set[tuple]:
-        """Each configuration at each fidelity asked so far (or that does not apply)."""
-        return {(v.config, v.fidelity) for v in self.out.state.visits.values()} | self._unfit
+    def remeasure(self, steps: list[Step], k: int) -> list[Step]:
+        """What the policies would measure again, up to ``k`` with ``steps``."""
+        found: list[Step] = []
+        for policy in self.policies:
+            found += policy.remeasure(self, [*steps, *found], k)
+        return found
 
-    def _promoted(self, visit: Visit, fidelity: float) -> Step | None:
-        """``visit``'s configuration at ``fidelity``; None where it does not apply there
-        (a backend may refuse the full-size workload: then it is never asked again)."""
-        found = self.space.resolve({**visit.coords, "fidelity": fidelity})
-        if isinstance(found, str):
-            self._unfit.add((visit.config, fidelity))
-            return None
-        return self._step(self.out.state.visit(found.coords, found.trial), "promote")
-
-    def _seeded(self, point: PriorPoint) -> Step | None:
-        found = self.space.resolve({**point.coords, "fidelity": self.out.ladder.entry})
-        if isinstance(found, str) or found.trial.id in self.out.state.visits:
-            return None
-        return self._step(self.out.state.visit(found.coords, found.trial), "prior")
+    def confirm(self) -> list[Step]:
+        """The first policy's trials for when nothing else is left (may be none)."""
+        for policy in self.policies:
+            steps = policy.confirm(self)
+            if steps:
+                return steps
+        return []
 
     def _explore(self, batch: set[str]) -> Step | None:
         skip = set(self.out.state.visits) | batch
@@ -242,15 +176,22 @@ class Search:
         asked = self.proposer.ask(skip, at=self.out.ladder.entry, fixed=fixed)
         handle = None
         if asked is None:  # the sampler keeps proposing what was measured
-            found = self._next_prior(skip) or self._draw(skip)
+            found = self._stalled(skip) or self._draw(skip)
             if found is None:
                 self.exhausted = True
                 return None
         else:
             found, handle = asked
-        step = self._step(self.out.state.visit(found.coords, found.trial), "explore")
+        step = self.step(self.out.state.visit(found.coords, found.trial), "explore")
         step.handle = handle
         return step
+
+    def _stalled(self, skip: set[str]) -> Resolved | None:
+        for policy in self.policies:
+            found = policy.propose_stalled(self, skip)
+            if found is not None:
+                return found
+        return None
 
     @property
     def focus_trials(self) -> int:
@@ -274,7 +215,8 @@ class Search:
                 return found
         return None
 
-    def _step(self, visit: Visit, kind: str) -> Step:
+    def step(self, visit: Visit, kind: str) -> Step:
+        """A new trial of ``visit`` (its id numbered after the visit's earlier trials)."""
         taken = sum(1 for s in self.out.steps if s.visit is visit)
         return Step(visit.trial.id if not taken else f"{visit.trial.id}.{taken + 1}", visit, kind)
 
@@ -282,9 +224,6 @@ class Search:
         self.out.steps.append(step)
         if self.log is not None:
             self.log({"id": step.id, "kind": step.kind, "coords": step.visit.coords})
-
-    def _top_cost(self) -> float:
-        return self.out.ladder.top_cost(self.out.steps)
 
     # --- measuring and telling ---------------------------------------------------
 
@@ -296,36 +235,29 @@ class Search:
 
     def _task(self, step: Step) -> TrialTask:
         task = self.task(dataclasses.replace(step.visit.trial, id=step.id))
-        if step.kind == "remeasure" or not self.out.search.early_stop or self.repeats <= 2:
-            return task
-        bar = self.out.state.stop_bar(step.visit.fidelity)
-        if bar is None:
-            return task
-        weights = tuple(self.out.state.goal.weights.items())
-        return dataclasses.replace(task, early_stop=EarlyStop(weights, bar))
+        for policy in self.policies:
+            rule = policy.early_stop(self, step)
+            if rule is not None:
+                return dataclasses.replace(task, early_stop=rule)
+        return task
 
     def _tell(self, step: Step, result: TrialResult) -> None:
         goal = self.out.state.goal
         step.visit.results.append(result)
         step.result = result
         step.score = goal.score([result]) if result.status == "ok" else math.nan
-        over = 0.0
-        if "max_size" in goal.limits and result.file_bytes is not None:
-            over = float(goal.full_size(result) - goal.limits["max_size"])
-        if step.kind == "explore" and step.handle is not None:
-            self.proposer.tell(step.handle, step.score, over_size=over)
-        elif step.kind in ("explore", "prior"):
-            self.proposer.add(step.visit.coords, step.score, over_size=over)
-        at_top = step.visit.fidelity == self.out.state.top
-        controls = {s.visit.config for s in self.out.steps if s.kind == "control"}
-        if at_top and self.out.ladder.check(self.out.state, controls):  # low fidelity dropped
-            self.out.ladder.dropped_at = len(self.out.steps)
-            self.exhausted = False  # the configurations are new again at the next rung
-            self.proposer.reseed(self._told(), [])  # the sampler learns the new entry only
+        if step.kind == "explore":
+            over = goal.over_size(result)
+            if step.handle is not None:
+                self.proposer.tell(step.handle, step.score, over_size=over)
+            else:  # drawn, or taken from an earlier run's log
+                self.proposer.add(step.visit.coords, step.score, over_size=over)
+        for policy in self.policies:
+            policy.told(self, step)
         leader = self.out.state.leader()
         step.leader = -1 if leader is None else leader.index
 
-    def _told(self) -> list[tuple[dict[str, Any], float]]:
+    def entry_scores(self) -> list[tuple[dict[str, Any], float]]:
         """What the sampler should know: every scored visit at the entry fidelity."""
         at = self.out.ladder.entry
         return [
@@ -333,29 +265,6 @@ class Search:
             for v in self.out.state.visits.values()
             if v.ok and v.fidelity == at
         ]
-
-    def _reseed(self) -> None:
-        """Once every seed of the prior is measured, tell the sampler the prior, scaled."""
-        if not self.prior or self._seeds:
-            return
-        told = self._told()
-        self.out.prior = calibrate(self.prior, self.out.state, self.out.ladder.entry)
-        scaled = [(p.coords, p.score + r["offset"]) for r in self.out.prior for p in r["points"]]
-        for record in self.out.prior:
-            del record["points"]
-        self.proposer.reseed(told, scaled)
-        self.prior = []
-        self._ranked_prior = [c for c, _v in sorted(scaled, key=lambda cv: -cv[1])]
-
-    def _next_prior(self, skip: set[str]) -> Resolved | None:
-        """The prior's best configuration not yet measured: where its sampler stalls
-        (TPE keeps proposing the prior's measured best), the prior's own order goes on."""
-        while self._ranked_prior:
-            coords = self._ranked_prior.pop(0)
-            found = self.space.resolve({**coords, "fidelity": self.out.ladder.entry})
-            if _new(found, skip):
-                return found  # type: ignore[return-value]
-        return None
 
     def _resume(self, records: list[dict[str, Any]], done: Mapping[str, TrialResult]) -> list[Step]:
         """Take an earlier run's trials from its log: finished ones told, the rest to rerun."""
@@ -367,8 +276,8 @@ class Search:
             visit = self.out.state.visit(found.coords, found.trial)
             step = Step(record["id"], visit, record["kind"])
             self.out.steps.append(step)
-            if record["kind"] == "prior":
-                self._seeds = [p for p in self._seeds if not p.matches(visit.coords)]
+            for policy in self.policies:
+                policy.resumed(self, step)
             if record["id"] in done:
                 self._tell(step, done[record["id"]])
             else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from iotune.model.records import TrialResult
 from iotune.model.spec import SearchSpec
@@ -19,7 +19,7 @@ class Step:
 
     id: str
     visit: Visit
-    kind: str  # explore | prior | promote | control | remeasure
+    kind: str  # explore, or what the policy that asked it says: prior, promote, control, remeasure
     handle: Any = None  # the sampler's trial
     score: float = math.nan  # this trial's own log score
     leader: int = -1  # the visit leading once this trial was told
@@ -29,6 +29,12 @@ class Step:
     def seconds(self) -> float:
         """What the trial cost (0 until measured)."""
         return self.result.seconds if self.result is not None else 0.0
+
+
+class Recorder(Protocol):
+    """What the results ask of a search's policies (:class:`~iotune.search.policy.Policy`)."""
+
+    def attrs(self, out: Outcome) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -44,6 +50,8 @@ class Outcome:
     steps: list[Step] = field(default_factory=list)
     #: earlier results that seeded the search: what each was and how it was scaled
     prior: list[dict[str, Any]] = field(default_factory=list)
+    #: the search's policies, in the order the loop calls them
+    policies: tuple[Recorder, ...] = ()
 
     @property
     def budget(self) -> int | float:
@@ -63,3 +71,7 @@ class Outcome:
     @property
     def recommended(self) -> Visit | None:
         return self.state.leader()
+
+    def policy_attrs(self) -> dict[str, Any]:
+        """What the policies record in the results' attributes, in their order."""
+        return {k: v for policy in self.policies for k, v in policy.attrs(self).items()}

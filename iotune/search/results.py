@@ -149,8 +149,7 @@ def _attrs(sweep: Sweep, outcome: Outcome, names: list[str]) -> dict[str, Any]:
         "search_spent": outcome.spent,
         "search_seconds": outcome.seconds,
         "search_trials": len(outcome.steps),
-        **_ladder(outcome),
-        "search_prior": json.dumps(outcome.prior),
+        **outcome.policy_attrs(),  # the rungs, the prior...
         "search_objective": search.objective or "default (read:timeseries, else first read, write)",
         "search_weights": json.dumps(dict(outcome.state.goal.weights)),
         "search_limits": json.dumps(dict(outcome.state.goal.limits)),
@@ -163,23 +162,6 @@ def _attrs(sweep: Sweep, outcome: Outcome, names: list[str]) -> dict[str, Any]:
         if best is not None
         else "",
         "search_recommended_trial": best.trial.id if best is not None else "",
-    }
-
-
-def _ladder(outcome: Outcome) -> dict[str, Any]:
-    """The rungs, how each ranked against full size, and whether low fidelity was dropped."""
-    ladder = outcome.ladder
-    if ladder.top is None:
-        return {}
-    return {
-        "search_fidelity_rungs": json.dumps(list(ladder.rungs)),
-        "search_rank_correlation": json.dumps(
-            {
-                f"{k:g}": {"spearman": rho if math.isfinite(rho) else None, "configurations": n}
-                for k, (rho, n) in ladder.correlation.items()
-            }
-        ),
-        "search_fidelity_fallback": ladder.fallback,
     }
 
 

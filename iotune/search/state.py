@@ -79,6 +79,13 @@ class Goal:
             return stored * self.full_bytes / result.raw_bytes
         return stored
 
+    def over_size(self, result: TrialResult) -> float:
+        """Bytes ``result``'s configuration stores at full size beyond ``max_size`` (> 0:
+        infeasible, what the sampler's constraint is told); 0 without the limit."""
+        if "max_size" in self.limits and result.file_bytes is not None:
+            return float(self.full_size(result) - self.limits["max_size"])
+        return 0.0
+
     def repeat_scores(self, results: list[TrialResult]) -> np.ndarray:
         """Log score of each repeat of ``results``, pooled; empty if a metric is missing."""
         pooled: dict[str, list[float]] = {m: [] for m in self.weights}

@@ -52,3 +52,28 @@ def million_spec(tmp_path_factory) -> Path:
     from search_memory import write_million_spec
 
     return write_million_spec(tmp_path_factory.mktemp("million") / "million.yaml")
+
+
+def replayed_search(grid, *, policies=None, prior=(), **overrides):
+    """A search over ``grid``'s own spec answered from its repeats (not yet run).
+
+    ``overrides`` are dotted spec paths with ``__`` for the dots
+    (``search__budget=12``); ``policies`` replaces the default ones.
+    """
+    from iotune.app.tuning import goal_of, grid_sweep, task_maker
+    from iotune.search.loop import Search
+    from iotune.search.replay import ReplayMeasurer
+
+    given = {"search.objective": "read:timeseries"}
+    given |= {k.replace("__", "."): v for k, v in overrides.items()}
+    sweep = grid_sweep(grid, given, "grid")
+    assert sweep.search is not None
+    return Search(
+        sweep,
+        goal=goal_of(sweep, sweep.search),
+        measurer=ReplayMeasurer(grid, seed=sweep.search.seed),
+        task=task_maker(sweep, "replay"),
+        parallel=sweep.search.parallel or 1,
+        prior=prior,
+        policies=policies,
+    )

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from iotune.search.importance import importance
+from iotune.analysis.importance import importance
+from tests.search.conftest import SMALL_SPACE, _synthetic
+
+
+@pytest.fixture(scope="module")
+def small_grid():
+    """The search tests' 24-point synthetic grid (all applicable), 5 repeats per point."""
+    return _synthetic()(SMALL_SPACE, seed=1, noise=0.2)
 
 
 def test_the_one_parameter_that_decides_comes_first(small_grid) -> None:
