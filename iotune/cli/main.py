@@ -20,6 +20,7 @@ from typing import Any
 from iotune.cli.commands import COMMANDS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from iotune.core.errors import DeprecatedOptionWarning, Interrupted, IotuneError, UsageError
 from iotune.core.logs import configure
+from iotune.model.spec import STRATEGIES
 
 #: (command or None for every command, old option) -> its new spelling; removed in 0.3
 DEPRECATED = {
@@ -121,7 +122,8 @@ def _tune_parser(sub: Any) -> None:
     p.add_argument("--replay", type=Path, metavar="GRID.nc", help="answer trials from a grid")
     _measuring(p, "output directory (default results/NAME-tune)")
     _objective(p)
-    p.add_argument("--strategy", help="grid, random, tpe, gp or auto (default: the spec's, auto)")
+    strategies = ", ".join(STRATEGIES)
+    p.add_argument("--strategy", help=f"{strategies} (default: the spec's, auto)")
     p.add_argument(
         "--budget",
         help="trials, a share of the applicable points like 25%%, or time on the machine "

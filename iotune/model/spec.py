@@ -41,7 +41,10 @@ TOP_KEYS = (
     "storage",
 )
 #: adaptive search strategies (``search.strategy``); ``grid`` measures every point
+#: ``search.strategy``'s names, the one list the spec, the search and the CLI read
 STRATEGIES = ("grid", "random", "tpe", "gp", "auto")
+#: the strategies that run without PyTorch (``gp`` is optuna's GPSampler)
+WITHOUT_TORCH = tuple(s for s in STRATEGIES if s != "gp")
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from typing import Any
 from iotune.core.errors import UsageError
 from iotune.core.extras import require
 from iotune.core.logs import quiet
+from iotune.model.spec import STRATEGIES, WITHOUT_TORCH
 from iotune.search.space import Space
 
 
@@ -124,10 +125,11 @@ def make_sampler(
         except ImportError as err:
             raise UsageError(
                 "search.strategy: 'gp' needs PyTorch (pip install torch); "
-                "allowed without it: grid, random, tpe, auto"
+                f"allowed without it: {', '.join(WITHOUT_TORCH)}"
             ) from err
         return optuna.samplers.GPSampler(seed=seed)
-    raise UsageError(f"search.strategy: unknown {strategy!r}; allowed: grid, random, tpe, gp, auto")
+    allowed = ", ".join(STRATEGIES)
+    raise UsageError(f"search.strategy: unknown {strategy!r}; allowed: {allowed}")
 
 
 def startup_trials(strategy: str, budget: int) -> int:

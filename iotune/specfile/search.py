@@ -27,7 +27,7 @@ import importlib.util
 import math
 
 from iotune.model.checks import byte_size, choice, fail, integer, mapping, section
-from iotune.model.spec import STRATEGIES, SearchSpec
+from iotune.model.spec import STRATEGIES, WITHOUT_TORCH, SearchSpec
 
 SEARCH_KEYS = (
     "strategy",
@@ -66,7 +66,7 @@ def parse_search(
         raise fail(
             "search.strategy",
             "'gp' needs PyTorch for optuna's GPSampler, which is not installed "
-            "(pip install torch); allowed without it: grid, random, tpe, auto",
+            f"(pip install torch); allowed without it: {', '.join(WITHOUT_TORCH)}",
         )
     budget, fraction, seconds = _budget(data.get("budget"))
     limit = data.get("max_ratio_loss")
