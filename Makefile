@@ -1,29 +1,61 @@
 # Two commands on a fresh clone: `make demo` and `make test`.
-# Each bootstraps .venv and reinstalls only when the dependency list changes.
+# Both bootstrap .venv with the versions pinned in requirements/lock.txt (one candidate
+# per package: no backtracking). `make demo` installs the core only, `make test` adds
+# every extra and dev to the same venv; each has its own stamp and reinstalls only when
+# pyproject's dependency lists, the lock or the Python version change.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-DEPS   := $(shell $(PYTHON) tools/deps_hash.py)
-STAMP  := $(VENV)/.deps-$(DEPS)
+LOCK   := requirements/lock.txt
+CORE_STAMP := $(VENV)/.deps-core-$(shell $(PYTHON) tools/deps_hash.py core)
+STAMP      := $(VENV)/.deps-all-$(shell $(PYTHON) tools/deps_hash.py all)
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
+# uv installs (downloads in parallel: a bare machine's core install in ~10 s, pip's takes
+# ~70 s) and compiles the lock; pinned, so that two machines write the same lock
+UV_VERSION := 0.13.9
+UV_STAMP   := $(VENV)/.uv-$(UV_VERSION)
+UV_LOCKED  := $(BIN)/uv pip install --quiet --python $(BIN)/python -c $(LOCK)
 
-.PHONY: venv venv-phdf5 demo test test-fast lint format clean bench
+.PHONY: venv venv-core venv-phdf5 demo test test-fast lint format clean bench lock check-lock
 
 venv: $(STAMP)
+venv-core: $(CORE_STAMP)
 
-$(STAMP):
+$(UV_STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -e '.[all,dev]'
-	@rm -f $(VENV)/.deps-*
+	$(PIP) install 'uv==$(UV_VERSION)'
+	@rm -f $(VENV)/.uv-*
 	@touch $@
+
+# order-only on uv: a new uv does not by itself reinstall the project
+$(CORE_STAMP): | $(UV_STAMP)
+	$(UV_LOCKED) -e .
+	@rm -f $(VENV)/.deps-core-*
+	@touch $@
+
+# on top of the core venv when it is there: what the lock already pins stays
+$(STAMP): | $(UV_STAMP)
+	$(UV_LOCKED) -e '.[all,dev]'
+	@rm -f $(VENV)/.deps-*
+	@touch $@ $(CORE_STAMP)
+
+# fails, naming `make lock`, when pyproject's dependencies changed after the lock was compiled
+check-lock:
+	@$(PYTHON) tools/check_lock.py
+
+# recompile the lock from pyproject (every extra and dev, every platform, the oldest Python
+# allowed); versions already in the lock stay where they still fit (`make lock UPGRADE=1`
+# takes the newest)
+lock: | $(UV_STAMP)
+	$(PYTHON) tools/lock.py --uv $(BIN)/uv $(if $(UPGRADE),--upgrade)
 
 # Parallel HDF5 for h5py trials with nprocs > 1: a second venv whose mpi4py and
 # h5py are built against the system's MPICH and parallel HDF5 (Debian:
 # libhdf5-mpich-dev mpich). PyPI's wheels are serial; pip caches what it builds.
 # `make test` builds it where those are installed, and its tests skip otherwise.
 PHDF5       := .venv-phdf5
-PHDF5_STAMP := $(PHDF5)/.deps-$(DEPS)
+PHDF5_STAMP := $(PHDF5)/.deps-all-$(shell $(PYTHON) tools/deps_hash.py all)
 PHDF5_PIP   := $(PHDF5)/bin/python -m pip --disable-pip-version-check -q
 HAVE_PHDF5  := $(shell command -v mpicc >/dev/null && pkg-config --exists hdf5-mpich && echo yes)
 
@@ -32,23 +64,23 @@ venv-phdf5: $(PHDF5_STAMP)
 $(PHDF5_STAMP):
 	@test -n "$(HAVE_PHDF5)" || { echo "venv-phdf5 needs mpicc and hdf5-mpich (apt-get install libhdf5-mpich-dev mpich)"; exit 2; }
 	@test -x $(PHDF5)/bin/python || $(PYTHON) -m venv $(PHDF5)
-	$(PHDF5_PIP) install 'setuptools>=68' wheel Cython numpy pkgconfig
+	$(PHDF5_PIP) install -c $(LOCK) 'setuptools>=68' wheel Cython numpy pkgconfig
 	@# -O1: both are thin wrappers (the I/O happens in libhdf5 and libmpich, built
 	@# by the distribution), and it halves the compile time of a fresh machine's CI
-	CC=mpicc CFLAGS=-O1 $(PHDF5_PIP) install --no-binary=mpi4py 'mpi4py>=4'
+	CC=mpicc CFLAGS=-O1 $(PHDF5_PIP) install -c $(LOCK) --no-binary=mpi4py 'mpi4py>=4'
 	CC=mpicc CFLAGS=-O1 HDF5_MPI=ON HDF5_PKGCONFIG_NAME=hdf5-mpich \
-		$(PHDF5_PIP) install --no-build-isolation --no-binary=h5py 'h5py>=3.10'
-	$(PHDF5_PIP) install -e '.[all]'
+		$(PHDF5_PIP) install -c $(LOCK) --no-build-isolation --no-binary=h5py 'h5py>=3.10'
+	$(PHDF5_PIP) install -c $(LOCK) -e '.[all]'
 	@# the mpich wheel's mpiexec would shadow the system MPICH this mpi4py uses
 	$(PHDF5_PIP) uninstall -y mpich
 	@$(PHDF5)/bin/python -c "import h5py, sys; sys.exit(not h5py.get_config().mpi)"
 	@rm -f $(PHDF5)/.deps-*
 	@touch $@
 
-demo: $(STAMP)
+demo: $(CORE_STAMP)
 	$(BIN)/iotune run sweeps/quick.yaml -o results/demo --overwrite --plot
 
-test: $(STAMP) $(if $(HAVE_PHDF5),$(PHDF5_STAMP))
+test: check-lock $(STAMP) $(if $(HAVE_PHDF5),$(PHDF5_STAMP))
 	$(BIN)/ruff check iotune tests benchmarks notebooks
 	$(BIN)/ruff format --check iotune tests benchmarks notebooks
 	$(BIN)/mypy
