@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from iotune.analysis import exports, object_exports
 from iotune.analysis.points import current_settings, empty_hint_sets, hints_of, target_of
 from iotune.core.errors import RecommendError
+from iotune.model.objective import Objective
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.objective import Candidate
 from iotune.results.stats import ALPHA
@@ -28,7 +29,15 @@ from iotune.results.stats import ALPHA
 if TYPE_CHECKING:
     import xarray as xr
 
-__all__ = ["BASELINE", "Candidate", "RecommendError", "Recommendation", "recommend"]
+__all__ = [
+    "BASELINE",
+    "Candidate",
+    "Objective",
+    "RecommendError",
+    "Recommendation",
+    "recommend",
+    "recommend_with",
+]
 
 #: preferred baseline values per parameter, first match wins
 BASELINE = {
@@ -129,10 +138,7 @@ def recommend(
     RecommendError
         An unknown metric, a bad weight, constraint or ``alpha``, or no configuration left.
     """
-    from iotune.results.dataset import open_results
-
-    ds = open_results(results) if isinstance(results, str | Path) else results
-    ranking = ds.iotune.rank(
+    goal = Objective.parse(
         objective,
         weights=weights,
         max_size=max_size,
@@ -141,7 +147,28 @@ def recommend(
         min_digits=min_digits,
         alpha=alpha,
     )
-    chosen, kept = ranking.objective.weights, ranking.ranked
+    return recommend_with(results, goal, variable=variable, importance=importance)
+
+
+def recommend_with(
+    results: str | Path | xr.Dataset,
+    objective: Objective,
+    *,
+    variable: str | None = None,
+    importance: bool = True,
+) -> Recommendation:
+    """:func:`recommend` under an :class:`~iotune.model.objective.Objective` made elsewhere.
+
+    Raises
+    ------
+    RecommendError
+        A metric the results do not have, or no configuration left.
+    """
+    from iotune.results.dataset import open_results
+
+    ds = open_results(results) if isinstance(results, str | Path) else results
+    ranking = ds.iotune.rank_by(objective)
+    chosen, kept = ranking.objective.weights or {}, ranking.ranked
     winner, runner = kept[0], kept[1] if len(kept) > 1 else None
     current = current_settings(ds)
     if current:
