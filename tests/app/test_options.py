@@ -28,7 +28,7 @@ def test_run_and_tune_options_are_the_same_from_the_cli_and_the_api(tmp_path: Pa
     assert actions.run_options(parse_args(["run", "s.yaml", *flags])) == made
     assert actions.run_options(parse_args(["tune", "s.yaml", *flags])) == made
     assert made.allow_large and made.scratch == tmp_path
-    with pytest.raises(iotune.UsageError, match="^--workers: 0; allowed"):
+    with pytest.raises(iotune.UsageError, match=r"^--workers: 0; allowed"):
         api.run_options(**(kwargs | {"workers": 0}))
 
 
@@ -52,7 +52,7 @@ def test_a_session_needs_an_output_directory(small_spec) -> None:
     from iotune.specfile.parse import load_spec_text
 
     sweep = load_spec_text(yaml.safe_dump(small_spec()), source="s.yaml")
-    with pytest.raises(ValueError, match="options.out is None"):
+    with pytest.raises(ValueError, match=r"options\.out is None"):
         Session(sweep, options=RunOptions(), trials=())
 
 

@@ -33,11 +33,11 @@ def test_a_bad_objective_is_one_line_naming_it(given: dict, message: str) -> Non
 
 
 def test_the_constructor_checks_what_parse_checks() -> None:
-    with pytest.raises(RecommendError, match="^--max-ratio-loss: 2.0; allowed"):
+    with pytest.raises(RecommendError, match=r"^--max-ratio-loss: 2\.0; allowed"):
         Objective(max_ratio_loss=2.0)
-    with pytest.raises(RecommendError, match="^--objective and --weights: give one"):
+    with pytest.raises(RecommendError, match=r"^--objective and --weights: give one"):
         Objective(metric="write", weights={"write": 1.0})
-    with pytest.raises(RecommendError, match="^--min-digits: -1; allowed"):
+    with pytest.raises(RecommendError, match=r"^--min-digits: -1; allowed"):
         Objective(min_digits=-1)
 
 
@@ -61,9 +61,9 @@ def test_resolving_checks_the_metrics_and_picks_the_default() -> None:
     assert Objective(metric="write").resolved(allowed) == Objective(weights={"write": 1.0})
     kept = Objective(max_error=0.5).resolved(allowed)
     assert kept.max_error == 0.5 and kept.metric is None
-    with pytest.raises(RecommendError, match="^--objective: 'read:map' is not a metric of these"):
+    with pytest.raises(RecommendError, match=r"^--objective: 'read:map' is not a metric of these"):
         Objective(metric="read:map").resolved(allowed)
-    with pytest.raises(RecommendError, match="^--weights: 'read:map' is not a metric of these"):
+    with pytest.raises(RecommendError, match=r"^--weights: 'read:map' is not a metric of these"):
         Objective(weights={"read:map": 1.0}).resolved(allowed)
 
 
