@@ -18,6 +18,7 @@ from iotune.app.session import with_overrides
 from iotune.app.tuning import search_trials
 from iotune.core.errors import SpecError, UsageError
 from iotune.runner import calibrate as cal
+from iotune.runner.options import RunOptions
 from iotune.search.space import Space
 from iotune.specfile.parse import load_spec_text
 from tests.test_cli_errors import assert_usage_error
@@ -133,7 +134,7 @@ def test_tune_weights_become_the_search_objective() -> None:
 
 def test_execution_options_apply_to_a_loaded_sweep(small_spec) -> None:
     sweep = load_spec_text(yaml.safe_dump(small_spec()), source="s.yaml")
-    changed = with_overrides(sweep, api.execution_overrides(workers=3, per_host=2))
+    changed = with_overrides(sweep, RunOptions(workers=3, per_host=2).execution_overrides())
     assert changed.execution.executor == "dask" and changed.execution.workers == 3
     assert changed.execution.per_host == 2 and changed.digest() == sweep.digest()
     assert with_overrides(sweep, {}) is sweep

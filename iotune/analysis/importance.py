@@ -57,14 +57,14 @@ def importance(
     """Parameter importance of the results ``ds`` under an objective (as ``recommend``'s)."""
     if weights is None and "=" in str(objective or ""):
         objective, weights = None, objective
-    goal = parse_objective(ds.iotune.metrics, objective, weights)
-    shown = ", ".join(f"{m}={w:g}" for m, w in goal.weights.items())
-    name = next(iter(goal.weights)) if len(goal.weights) == 1 else shown
+    chosen = parse_objective(ds.iotune.metrics, objective, weights).weights or {}
+    shown = ", ".join(f"{m}={w:g}" for m, w in chosen.items())
+    name = next(iter(chosen)) if len(chosen) == 1 else shown
     params = [p for p in ds.iotune.swept if p != "fidelity"]  # the workload, not a knob
     rows = [r for r in ds.iotune.points() if r.get("status", "ok") == "ok"]
     if "fidelity" in ds.coords:  # cheap trials rank on their own scale: full size only
         rows = [r for r in rows if float(r["fidelity"]) >= float(ds["fidelity"].max())]
-    scored = [(r, _score(r, goal.weights)) for r in rows]
+    scored = [(r, _score(r, chosen)) for r in rows]
     scored = [(r, s) for r, s in scored if math.isfinite(s)]
     varying = [p for p in params if len({str(r[p]) for r, _s in scored}) > 1]
     if len(scored) < MIN_POINTS or not varying:

@@ -27,6 +27,7 @@ from iotune.analysis.points import (
     target_of,
 )
 from iotune.core.errors import RecommendError
+from iotune.model.objective import Objective
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.objective import Candidate
 from iotune.results.stats import ALPHA
@@ -34,7 +35,15 @@ from iotune.results.stats import ALPHA
 if TYPE_CHECKING:
     import xarray as xr
 
-__all__ = ["BASELINE", "Candidate", "RecommendError", "Recommendation", "recommend"]
+__all__ = [
+    "BASELINE",
+    "Candidate",
+    "Objective",
+    "RecommendError",
+    "Recommendation",
+    "recommend",
+    "recommend_with",
+]
 
 #: preferred baseline values per parameter, first match wins
 BASELINE = {
@@ -135,10 +144,7 @@ def recommend(
     RecommendError
         An unknown metric, a bad weight, constraint or ``alpha``, or no configuration left.
     """
-    from iotune.results.dataset import open_results
-
-    ds = open_results(results) if isinstance(results, str | Path) else results
-    ranking = ds.iotune.rank(
+    goal = Objective.parse(
         objective,
         weights=weights,
         max_size=max_size,
@@ -147,7 +153,28 @@ def recommend(
         min_digits=min_digits,
         alpha=alpha,
     )
-    chosen, kept = ranking.objective.weights, ranking.ranked
+    return recommend_with(results, goal, variable=variable, importance=importance)
+
+
+def recommend_with(
+    results: str | Path | xr.Dataset,
+    objective: Objective,
+    *,
+    variable: str | None = None,
+    importance: bool = True,
+) -> Recommendation:
+    """:func:`recommend` under an :class:`~iotune.model.objective.Objective` made elsewhere.
+
+    Raises
+    ------
+    RecommendError
+        A metric the results do not have, or no configuration left.
+    """
+    from iotune.results.dataset import open_results
+
+    ds = open_results(results) if isinstance(results, str | Path) else results
+    ranking = ds.iotune.rank_by(objective)
+    chosen, kept = ranking.objective.weights or {}, ranking.ranked
     winner, runner = kept[0], kept[1] if len(kept) > 1 else None
     current = current_settings(ds)
     if current:

@@ -1,22 +1,30 @@
-"""What notebooks and the CLI call."""
+"""What notebooks and the CLI call: load, run, tune, recommend.
+
+The public functions (:func:`run`, :func:`tune`, :func:`recommend`) take their
+options as keyword arguments, for people; each makes its options object once
+(:class:`~iotune.runner.options.RunOptions`,
+:class:`~iotune.model.objective.Objective`) and hands it to the ``*_with``
+function below it, which the command line (:mod:`iotune.cli.commands`) calls
+with the objects it makes from its arguments.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.app.session import Session, with_overrides
-from iotune.app.tuning import search_text, tune  # adaptive search: iotune tune
-from iotune.core.errors import UsageError
+from iotune.app.darshan import from_darshan, write_darshan_spec
+from iotune.app.grid import run_out, run_with
+from iotune.app.tuning import search_overrides, tune_out, tune_with
+from iotune.model.objective import Objective
 from iotune.model.records import TrialResult
 from iotune.model.spec import Sweep
-from iotune.results.dataset import open_results, save, to_dataset
-from iotune.runner.calibrate_store import calibrate_storage, clean_storage
-from iotune.runner.plan import Plan, grid_size, make_plan
-from iotune.runner.schedule import Schedule, collect
-from iotune.runner.scratch import remove_leftovers, remove_stale_lock
-from iotune.specfile.overrides import execution_overrides, load_with_overrides
+from iotune.results.dataset import open_results
+from iotune.runner.calibrate_store import calibrate_storage
+from iotune.runner.options import RunOptions
+from iotune.runner.plan import grid_size, make_plan
+from iotune.specfile.overrides import load_with_overrides
 from iotune.views.console import (
     backends_info,
     backends_text,
@@ -24,6 +32,7 @@ from iotune.views.console import (
     counts_text,
     plan_text,
     results_text,
+    search_text,
     store_limit_text,
 )
 
@@ -31,33 +40,34 @@ if TYPE_CHECKING:
     import xarray as xr
 
 __all__ = [
+    "Objective",
+    "RunOptions",
     "any_failed",
     "backends_info",
     "backends_text",
     "best_text",
-    "calibrate",
     "calibrate_storage",
-    "clean",
     "counts_text",
-    "execution_overrides",
     "from_darshan",
     "grid_size",
     "load_spec",
     "make_plan",
-    "merge_files",
-    "notebook",
     "open_results",
     "plan_text",
-    "plot_notes",
     "recommend",
+    "recommend_with",
     "recommendation_text",
     "results_text",
     "run",
-    "run_warnings",
+    "run_options",
+    "run_out",
+    "run_with",
     "save_plots",
     "search_text",
     "store_limit_text",
     "tune",
+    "tune_out",
+    "tune_with",
     "write_darshan_spec",
 ]
 
@@ -142,57 +152,154 @@ def run(
     Raises
     ------
     UsageError
-        Before anything is created: ``out`` is a file or cannot be written,
-        ``scratch`` is not a writable directory, or scratch lacks room.
+        Before anything is created: a bad option (:class:`RunOptions`), ``out``
+        is a file or cannot be written, ``scratch`` is not a writable directory,
+        or scratch lacks room.
     """
-    execution = execution_overrides(
-        executor=executor, workers=workers, scheduler=scheduler, per_host=per_host
-    )
-    sweep = with_overrides(spec, execution)
-    plan = make_plan(sweep, yes=yes)
-    out = Path(out) if out is not None else Path("results") / sweep.name
-    session = Session(
-        sweep,
+    options = run_options(
         out=out,
-        trials=plan.trials,
         resume=resume,
         overwrite=overwrite,
         scratch=scratch,
+        yes=yes,
         force=force,
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        per_host=per_host,
     )
-    with session:
-        journal = session.journal
-        session.results_from(
-            lambda: to_dataset(
-                plan, collect(journal), probes=journal.probes, provenance=session.provenance
-            )
-        )
-        _execute(plan, session, progress, on_result)
-    assert session.dataset is not None
-    return session.dataset
+    return run_with(spec, options, progress=progress, on_result=on_result)
 
 
-def _execute(
-    plan: Plan,
-    session: Session,
-    progress: bool,
-    on_result: Callable[[TrialResult], None] | None,
-) -> None:
-    schedule = Schedule(plan, session.journal, session.task)
-    with session.executor() as executor:
-        total = schedule.expected + schedule.probes
-        bar = session.progress(total, schedule.started(), unit="task", enabled=progress)
-        for batch in schedule.batches():
-            work = {w.task.trial.id: w for w in batch}
-            for result in executor.map([w.task for w in batch]):
-                complete = schedule.record(work[result.id], result)
-                if bar is not None:
-                    bar.total = max(bar.total, bar.n + 1)  # adaptive repeats may run longer
-                    bar.update(1)
-                    if result.status != "ok":
-                        bar.write(f"trial {work[result.id].trial_id} failed: {result.error}")
-                if complete is not None and on_result is not None:
-                    on_result(complete)
+def run_options(
+    *,
+    out: str | Path | None,
+    resume: bool,
+    overwrite: bool,
+    scratch: str | Path | None,
+    yes: bool,
+    force: bool,
+    executor: str | None,
+    workers: int | None,
+    scheduler: str | None,
+    per_host: int | None,
+) -> RunOptions:
+    """The :class:`RunOptions` of :func:`run`'s and :func:`tune`'s keyword arguments."""
+    return RunOptions(
+        out=None if out is None else Path(out),
+        resume=resume,
+        overwrite=overwrite,
+        scratch=None if scratch is None else Path(scratch),
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        per_host=per_host,
+        force=force,
+        allow_large=yes,
+    )
+
+
+def tune(
+    spec: str | Path | Sweep | None = None,
+    *,
+    out: str | Path | None = None,
+    replay: str | Path | xr.Dataset | None = None,
+    strategy: str | None = None,
+    budget: int | str | None = None,
+    objective: str | None = None,
+    weights: str | None = None,
+    max_size: str | None = None,
+    max_ratio_loss: str | float | None = None,
+    max_error: str | float | None = None,
+    min_digits: str | int | None = None,
+    seed: int | None = None,
+    parallel: int | None = None,
+    prior: Sequence[str | Path] | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    scratch: str | Path | None = None,
+    yes: bool = False,
+    force: bool = False,
+    executor: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    per_host: int | None = None,
+    progress: bool = True,
+    on_result: Callable[[TrialResult], None] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> xr.Dataset:
+    """Search a spec's space adaptively; return the sparse results (also ``OUT/results.nc``).
+
+    Parameters
+    ----------
+    spec
+        A spec file (its ``search`` section; ``strategy: auto`` without one) or a
+        loaded Sweep.  With ``replay``: default the grid's own spec.
+    out
+        Output directory; default ``results/<name>-tune``.  A replay writes only
+        ``results.nc`` there, and nothing when ``out`` is None.
+    replay
+        A recorded grid (results file or Dataset): trials are answered from its
+        repeats instead of the file system (see :mod:`iotune.search.replay`).
+    strategy, budget, seed, parallel
+        Override the ``search`` section (``budget``: trials, ``"25%"``, or time on
+        the machine, ``"30min"``, ``"2h"``: the sum of the trials' wall times).
+    prior
+        Earlier results (files or directories) to start from, instead of the
+        spec's ``search.prior``: their best configurations are measured first.
+    objective, weights, max_size, max_ratio_loss, max_error, min_digits
+        The objective, as :func:`iotune.recommend` takes it: one metric
+        (``read:timeseries``) or ``weights`` (``write=1,read:spatial=2``), not
+        both; the largest stored size, the share of the best compression
+        ratio one may give up, and what quantisation may cost (without a limit
+        no quantised configuration is picked).  They override the ``search`` section.
+    resume, overwrite, scratch, force, progress, on_result
+        As for :func:`run`; a resumed search measures no trial twice.
+        The room check counts every trial the search may ask for.
+    yes
+        Allow ``strategy: grid`` (every point, in order) over more than 10,000 points.
+    executor, workers, scheduler, per_host
+        Override the ``execution`` section, as for :func:`run`.
+    overrides
+        Further dotted overrides of the spec (``{"execution.launcher": ...}``).
+
+    Raises
+    ------
+    SpecError
+        A bad search setting (the message names the field, e.g. ``search.budget``).
+    UsageError
+        Before anything is measured: bad options or paths, too little room on
+        scratch, or options that contradict.
+    """
+    search = search_overrides(
+        strategy=strategy,
+        budget=budget,
+        objective=objective,
+        weights=weights,
+        max_size=max_size,
+        max_ratio_loss=max_ratio_loss,
+        max_error=max_error,
+        min_digits=min_digits,
+        seed=seed,
+        parallel=parallel,
+        prior=prior,
+    )
+    options = run_options(
+        out=out,
+        resume=resume,
+        overwrite=overwrite,
+        scratch=scratch,
+        yes=yes,
+        force=force,
+        executor=executor,
+        workers=workers,
+        scheduler=scheduler,
+        per_host=per_host,
+    )
+    search = {**(overrides or {}), **search}
+    return tune_with(
+        spec, options, search=search, replay=replay, progress=progress, on_result=on_result
+    )
 
 
 def save_plots(results: str | Path | xr.Dataset, outdir: str | Path | None = None) -> list[Path]:
@@ -220,20 +327,6 @@ def any_failed(ds: xr.Dataset) -> bool:
     return bool(ds.iotune.counts().get("failed"))
 
 
-def run_warnings(ds: xr.Dataset) -> list[str]:
-    """What a finished run should warn about: striping asked for but not applied."""
-    stripes = str(ds.attrs.get("stripe_settings", ""))
-    return [stripes] if "not applied" in stripes else []
-
-
-def plot_notes(results: str | Path | xr.Dataset) -> list[str]:
-    """Why a standard figure was left out (nothing to draw, no calibration)."""
-    from iotune.plot import notes
-
-    ds = open_results(results) if isinstance(results, str | Path) else results
-    return notes(ds)
-
-
 def recommend(
     results: str | Path | xr.Dataset,
     *,
@@ -247,49 +340,25 @@ def recommend(
     alpha: float = 0.05,
 ) -> Any:
     """:func:`iotune.analysis.recommend.recommend`, imported when used (it needs xarray)."""
-    from iotune.analysis.recommend import recommend as best_settings
-
-    return best_settings(
-        results,
-        objective=objective,
+    goal = Objective.parse(
+        objective,
         weights=weights,
         max_size=max_size,
         max_ratio_loss=max_ratio_loss,
         max_error=max_error,
         min_digits=min_digits,
-        variable=variable,
         alpha=alpha,
     )
+    return recommend_with(results, goal, variable=variable)
 
 
-def clean(
-    out: str | Path | None = None,
-    scratch: str | Path | None = None,
-    *,
-    storage: str | None = None,
-    endpoint: str | None = None,
-    region: str | None = None,
-) -> list[str]:
-    """Remove what runs killed outright (SIGKILL, a dead node) left behind; one line each.
+def recommend_with(
+    results: str | Path | xr.Dataset, objective: Objective, *, variable: str | None = None
+) -> Any:
+    """:func:`iotune.analysis.recommend.recommend_with`: under an Objective made elsewhere."""
+    from iotune.analysis.recommend import recommend_with as best_settings
 
-    Only ``iotune-scratch-*`` directories in ``out`` and ``scratch``, and areas
-    below ``storage``'s prefix (``s3://bucket/prefix``), whose owner mark names a
-    process of this host that is gone, and ``out``'s lock file if no process
-    holds it; those left alone (another host's, a running sweep's) say why.
-    """
-    if out is None and scratch is None and storage is None:
-        raise UsageError("clean: give OUT, --scratch DIR or --storage URL")
-    places = {o: Path(p) for o, p in (("OUT", out), ("--scratch", scratch)) if p is not None}
-    for option, place in places.items():
-        if not place.is_dir():
-            raise UsageError(f"{option} {place}: not an existing directory")
-    lines = []
-    for place in dict.fromkeys(p.resolve() for p in places.values()):
-        lines += remove_leftovers(place, report_kept=True)
-    if storage is not None:
-        lines += clean_storage(storage, endpoint=endpoint, region=region)
-    lock = remove_stale_lock(Path(out)) if out is not None else None
-    return [*lines, lock] if lock else lines
+    return best_settings(results, objective, variable=variable)
 
 
 def recommendation_text(rec: Any, *, fmt: str = "text") -> str:
@@ -297,104 +366,3 @@ def recommendation_text(rec: Any, *, fmt: str = "text") -> str:
     from iotune.analysis import report
 
     return report.render_json(rec) if fmt == "json" else report.render_text(rec)
-
-
-def calibrate(
-    scratch: str | Path, *, size: str, block: str, repeats: int, fmt: str = "text"
-) -> str:
-    """Measure the file system's limit, remember it, and say what was found (text or json)."""
-    import json
-
-    from iotune.runner.calibrate import cache_path, format_limit
-    from iotune.runner.calibrate import calibrate as measure_limit
-
-    limit = measure_limit(scratch, size=size, block=block, repeats=repeats)
-    if fmt == "json":
-        return json.dumps(limit, indent=2)
-    saved = f"saved to {cache_path()} (key {limit['key']}); sweeps on this file system record it"
-    return f"{format_limit(limit)}\n{saved}"
-
-
-def merge_files(results: list[Path], *, out: Path) -> xr.Dataset:
-    """Merge results of sweeps of one workload into the file ``out`` (``.nc``)."""
-    from iotune.results.merge import merge
-
-    if Path(out).suffix != ".nc":
-        raise UsageError(f"-o {out}: the merged results file must end in .nc")
-    ds = merge(results)
-    save(ds, Path(out))
-    return ds
-
-
-def notebook(
-    path: str | Path,
-    parameters: list[tuple[str, str]],
-    *,
-    out: str | Path | None = None,
-    kernel: str | None = None,
-) -> Path:
-    """Run a parameterised notebook with papermill; ``parameters`` are YAML literals."""
-    from iotune.app.notebook import parse_parameters, run_notebook
-
-    params = parse_parameters(parameters)
-    return run_notebook(path, parameters=params, out=out, kernel=kernel)
-
-
-def from_darshan(
-    path: str | Path, *, trial_size: str | int = "4GiB", all_files: bool = False
-) -> Any:
-    """Read a Darshan log: its summary, diagnosis and a spec reproducing the application.
-
-    Parameters
-    ----------
-    path
-        A Darshan log, read in a child process (a crash there is a ``DarshanError``).
-    trial_size
-        Largest volume a trial of the generated spec moves (at least one request per rank).
-    all_files
-        Also summarise the interpreter's and libraries' files, after the data files.
-
-    Returns
-    -------
-    iotune.darshan_.study.Study
-        ``text()``, ``spec`` (``None`` with a ``reason``), ``groups``, ``findings``, ``left_out``.
-
-    Raises
-    ------
-    DarshanError
-        Not a readable Darshan log (the message says why), or the library crashed or hung.
-    UsageError
-        A trial size that is not a size.
-    """
-    from iotune.backends import get_backend
-    from iotune.core.units import parse_size
-    from iotune.darshan_.study import study
-
-    try:
-        nbytes = parse_size(trial_size)
-    except ValueError as err:
-        raise UsageError(f"--trial-size {trial_size}: {err}") from err
-    if nbytes < 1:
-        raise UsageError(f"--trial-size {trial_size}: must be at least 1 byte")
-    parallel, _why = get_backend("h5py").parallel_support()
-    return study(path, budget=nbytes, parallel_h5py=parallel, all_files=all_files)
-
-
-def write_darshan_spec(found: Any, path: str | Path | None = None) -> Path:
-    """Write the spec of :func:`from_darshan` (default ``sweeps/<its name>.yaml``), validated.
-
-    Raises
-    ------
-    DarshanError
-        The log had nothing to reproduce (``found.reason``).
-    SpecError
-        The generated spec does not validate (a bug; the message names the field).
-    """
-    from iotune.specfile.parse import load_spec_text
-
-    text = found.spec_text()
-    target = Path(path) if path is not None else Path("sweeps") / f"{found.spec['name']}.yaml"
-    load_spec_text(text, source=str(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    return target

@@ -31,6 +31,7 @@ from iotune.results.limit import attach_limit
 from iotune.runner import preflight, provenance
 from iotune.runner.calibrate import load_limit
 from iotune.runner.journal import DirectoryLock, Journal
+from iotune.runner.options import RunOptions
 from iotune.runner.scratch import make_scratch_root
 from iotune.specfile.overrides import apply_override, load_with_overrides
 from iotune.specfile.parse import load_spec_text
@@ -111,29 +112,23 @@ class Session:
     Parameters
     ----------
     sweep
-        The sweep measured.
-    out
-        Output directory (created if missing).
+        The sweep measured (the options' execution overrides already applied).
+    options
+        Output directory (created if missing; required here), ``resume``,
+        ``overwrite`` (discards the journal, results and ``discard`` files of an
+        earlier run in ``out``, nothing else of the directory), ``scratch``
+        (default ``out``) and ``force`` (skip the room check; the paths are
+        checked regardless): :class:`~iotune.runner.options.RunOptions`.
     trials
         The trials whose room on scratch is checked: a grid's, or every trial a
         search may ask for.
-    resume
-        Keep the finished trials of the journal in ``out``.
-    overwrite
-        Discard the journal, results and ``discard`` files of an earlier run in
-        ``out`` (nothing else of the directory).
-    scratch
-        Directory to measure in (a fresh subdirectory of it); default ``out``.
-    force
-        Skip the room check (the paths are checked regardless).
     discard
         Further file names in ``out`` that belong to a run (``search.jsonl``).
 
     Raises
     ------
     UsageError
-        ``resume`` and ``overwrite`` together; or, on entering and before
-        anything is created, bad paths or too little room.
+        On entering and before anything is created: bad paths or too little room.
     LockError
         Another run holds ``out``.
     """
@@ -142,19 +137,14 @@ class Session:
         self,
         sweep: Sweep,
         *,
-        out: str | Path,
+        options: RunOptions,
         trials: tuple[Trial, ...],
-        resume: bool = False,
-        overwrite: bool = False,
-        scratch: str | Path | None = None,
-        force: bool = False,
         discard: Sequence[str] = (),
     ) -> None:
-        if resume and overwrite:
-            raise UsageError("--resume and --overwrite contradict each other; choose one")
-        self.sweep, self.out, self.trials = sweep, Path(out), trials
-        self.resume, self.overwrite, self.force = resume, overwrite, force
-        self.scratch = Path(scratch) if scratch else None
+        if options.out is None:
+            raise ValueError("Session: options.out is None; use RunOptions.with_default_out")
+        self.sweep, self.options, self.out, self.trials = sweep, options, options.out, trials
+        self.scratch = options.scratch
         self.discard = (JOURNAL_NAME, RESULTS_NAME, *discard)
         self.journal: Journal
         self.root: Path
@@ -167,7 +157,7 @@ class Session:
 
     def __enter__(self) -> Session:
         preflight.check_trials(
-            self.sweep, self.trials, out=self.out, scratch=self.scratch, force=self.force
+            self.sweep, self.trials, out=self.out, scratch=self.scratch, force=self.options.force
         )
         if self.sweep.storage is not None:  # before anything is created, here or there
             from iotune.objectstore.check import check
@@ -178,12 +168,15 @@ class Session:
         with ExitStack() as stack:
             stack.enter_context(stop_on_signals())
             stack.enter_context(DirectoryLock(self.out))
-            if self.overwrite:  # only the files a run writes; the rest is the user's
+            if self.options.overwrite:  # only the files a run writes; the rest is the user's
                 for name in self.discard:
                     (self.out / name).unlink(missing_ok=True)
             sweep = self.sweep
             self.journal = Journal(
-                self.out / JOURNAL_NAME, digest=sweep.digest(), name=sweep.name, resume=self.resume
+                self.out / JOURNAL_NAME,
+                digest=sweep.digest(),
+                name=sweep.name,
+                resume=self.options.resume,
             )
             self.root = make_scratch_root(self.scratch, self.out)
             stack.callback(shutil.rmtree, self.root, ignore_errors=True)

@@ -1,6 +1,7 @@
 """``iotune tune``: an adaptive search measured by the executors, or replayed from a grid.
 
-:func:`iotune.app.api.tune` is the entry point; this module wires the search
+:func:`iotune.app.api.tune` is the entry point (it makes the options and calls
+:func:`tune_with`); this module wires the search
 (:mod:`iotune.search`) to the same machinery as a grid, a
 :class:`~iotune.app.session.Session` (checks, output lock, journal, scratch,
 executor, signals, device limit, results), plus the search's own log of asked
@@ -18,11 +19,12 @@ import numpy as np
 from iotune.app.session import Session, with_overrides
 from iotune.core.errors import UsageError
 from iotune.core.extras import require
+from iotune.model.objective import Objective
 from iotune.model.records import Trial, TrialResult, TrialTask
 from iotune.model.spec import SearchSpec, Sweep
 from iotune.results.dataset import RESULTS_NAME, open_results, save
-from iotune.results.objective import parse_objective
 from iotune.runner.journal import Journal
+from iotune.runner.options import RunOptions
 from iotune.runner.plan import MAX_TRIALS, grid_size
 from iotune.search.log import SEARCH_LOG, SearchLog
 from iotune.search.loop import Search
@@ -31,16 +33,49 @@ from iotune.search.replay import ReplayMeasurer
 from iotune.search.results import search_dataset
 from iotune.search.space import ESTIMATE_SAMPLES, Resolved, Space
 from iotune.search.state import Goal
-from iotune.specfile.overrides import apply_override, execution_overrides
+from iotune.specfile.overrides import apply_override
 from iotune.specfile.parse import load_spec_text
-from iotune.views.console import search_text  # noqa: F401 - iotune.app.api's, with tune
 
 if TYPE_CHECKING:
     import xarray as xr
 
 
-def search_overrides(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Dotted ``search.*`` overrides from keyword options; None means keep the spec's."""
+def search_overrides(
+    *,
+    strategy: str | None = None,
+    budget: int | str | None = None,
+    objective: str | None = None,
+    weights: str | None = None,
+    max_size: str | None = None,
+    max_ratio_loss: str | float | None = None,
+    max_error: str | float | None = None,
+    min_digits: str | int | None = None,
+    seed: int | None = None,
+    parallel: int | None = None,
+    prior: Sequence[str | Path] | None = None,
+) -> dict[str, Any]:
+    """Dotted ``search.*`` overrides from the options of ``tune``; None keeps the spec's.
+
+    The objective options of a search override its ``search`` section, where the
+    spec checks them (naming ``search.max_size`` and so on) and records them; the
+    search's :class:`~iotune.search.state.Goal` is made from the section's
+    :class:`~iotune.model.objective.Objective` (:func:`goal_of`).
+
+    Raises
+    ------
+    UsageError
+        ``objective`` and ``weights`` together.
+    """
+    if objective is not None and weights is not None:
+        raise UsageError("--objective and --weights: give one, not both")
+    if isinstance(budget, str) and budget.isdigit():
+        budget = int(budget)  # trials, as the command line gives them
+    options: dict[str, Any] = {"strategy": strategy, "budget": budget}
+    options["objective"] = objective or weights
+    options |= {"max_size": max_size, "max_ratio_loss": _number(max_ratio_loss)}
+    options |= {"max_error": _number(max_error), "min_digits": _number(min_digits)}
+    options |= {"seed": seed, "parallel": parallel}
+    options["prior"] = None if prior is None else [str(p) for p in prior]
     return {f"search.{k}": v for k, v in options.items() if v is not None}
 
 
@@ -69,20 +104,10 @@ def grid_sweep(grid: xr.Dataset, overrides: Mapping[str, Any], source: str) -> S
 
 
 def goal_of(sweep: Sweep, search: SearchSpec) -> Goal:
-    """The objective of ``search`` as weights and limits, checked like ``recommend``'s."""
+    """The search's goal: the :class:`Objective` of ``search``, resolved like ``recommend``'s."""
     metrics = ["write", *(f"read:{p}" for p in sweep.read.patterns)]
-    text = search.objective or None
-    weighted = text is not None and "=" in text
-    goal = parse_objective(
-        metrics,
-        None if weighted else text,
-        text if weighted else None,
-        max_size=search.max_size,
-        max_ratio_loss=search.max_ratio_loss,
-        max_error=search.max_error,
-        min_digits=search.min_digits,
-    )
-    return Goal(goal.weights, goal.limits, full_bytes=sweep.workload.nbytes)
+    objective = Objective.from_search(search).resolved(metrics)
+    return Goal.of(objective, full_bytes=sweep.workload.nbytes)
 
 
 def task_maker(sweep: Sweep, scratch: str) -> Callable[[Trial], TrialTask]:
@@ -194,27 +219,20 @@ def search_trials(space: Space) -> tuple[Trial, ...]:
 
 def run_search(
     sweep: Sweep,
+    options: RunOptions,
     *,
-    out: Path,
-    resume: bool,
-    overwrite: bool,
-    scratch: str | Path | None,
-    force: bool,
     progress: bool,
     on_result: Callable[[TrialResult], None] | None,
 ) -> xr.Dataset:
-    """Measure the search of ``sweep`` for real; results in ``out`` (journal, log, results)."""
-    assert sweep.search is not None
+    """Measure the search of ``sweep`` for real; results in ``options.out`` (journal, log)."""
+    assert sweep.search is not None and options.out is not None
     goal = goal_of(sweep, sweep.search)
     priors = load_priors(sweep.search.prior, sweep, goal.weights)  # refused before anything runs
+    out, resume = options.out, options.resume
     session = Session(
         sweep,
-        out=out,
-        trials=() if force else search_trials(Space(sweep)),
-        resume=resume,
-        overwrite=overwrite,
-        scratch=scratch,
-        force=force,
+        options=options,
+        trials=() if options.force else search_trials(Space(sweep)),
         discard=(SEARCH_LOG,),
     )
     with session:
@@ -273,91 +291,23 @@ def open_grid(path: str | Path) -> xr.Dataset:
     return ds
 
 
-def tune(
-    spec: str | Path | Sweep | None = None,
+def tune_with(
+    spec: str | Path | Sweep | None,
+    options: RunOptions,
     *,
-    out: str | Path | None = None,
+    search: Mapping[str, Any],
     replay: str | Path | xr.Dataset | None = None,
-    strategy: str | None = None,
-    budget: int | str | None = None,
-    objective: str | None = None,
-    weights: str | None = None,
-    max_size: str | None = None,
-    max_ratio_loss: str | float | None = None,
-    max_error: str | float | None = None,
-    min_digits: str | int | None = None,
-    seed: int | None = None,
-    parallel: int | None = None,
-    prior: Sequence[str | Path] | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    scratch: str | Path | None = None,
-    yes: bool = False,
-    force: bool = False,
-    executor: str | None = None,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    per_host: int | None = None,
     progress: bool = True,
     on_result: Callable[[TrialResult], None] | None = None,
-    overrides: Mapping[str, Any] | None = None,
 ) -> xr.Dataset:
-    """Search a spec's space adaptively; return the sparse results (also ``OUT/results.nc``).
+    """:func:`iotune.app.api.tune` with its options made: run options, spec overrides.
 
-    Parameters
-    ----------
-    spec
-        A spec file (its ``search`` section; ``strategy: auto`` without one) or a
-        loaded Sweep.  With ``replay``: default the grid's own spec.
-    out
-        Output directory; default ``results/<name>-tune``.  A replay writes only
-        ``results.nc`` there, and nothing when ``out`` is None.
-    replay
-        A recorded grid (results file or Dataset): trials are answered from its
-        repeats instead of the file system (see :mod:`iotune.search.replay`).
-    strategy, budget, seed, parallel
-        Override the ``search`` section (``budget``: trials, ``"25%"``, or time on
-        the machine, ``"30min"``, ``"2h"``: the sum of the trials' wall times).
-    prior
-        Earlier results (files or directories) to start from, instead of the
-        spec's ``search.prior``: their best configurations are measured first.
-    objective, weights, max_size, max_ratio_loss, max_error, min_digits
-        The objective, as :func:`iotune.recommend` takes it: one metric
-        (``read:timeseries``) or ``weights`` (``write=1,read:spatial=2``), not
-        both; the largest stored size, the share of the best compression
-        ratio one may give up, and what quantisation may cost (without a limit
-        no quantised configuration is picked).  They override the ``search`` section.
-    resume, overwrite, scratch, force, progress, on_result
-        As for :func:`iotune.app.api.run`; a resumed search measures no trial twice.
-        The room check counts every trial the search may ask for.
-    yes
-        Allow ``strategy: grid`` (every point, in order) over more than 10,000 points.
-    executor, workers, scheduler, per_host
-        Override the ``execution`` section, as for :func:`iotune.app.api.run`.
-    overrides
-        Further dotted overrides of the spec (``{"execution.launcher": ...}``).
-
-    Raises
-    ------
-    SpecError
-        A bad search setting (the message names the field, e.g. ``search.budget``).
-    UsageError
-        Before anything is measured: bad paths, too little room on scratch, or
-        options that contradict.
+    ``search`` holds the dotted overrides of the spec (:func:`search_overrides`,
+    and any others); the execution options of ``options`` are applied on top.
+    A replay writes ``results.nc`` into ``options.out`` only when one is given.
     """
-    if objective is not None and weights is not None:
-        raise UsageError("--objective and --weights: give one, not both")
     require("optuna", extra="search", feature="iotune tune")
-    options: dict[str, Any] = {"strategy": strategy, "budget": budget}
-    options["objective"] = objective or weights
-    options |= {"max_size": max_size, "max_ratio_loss": _number(max_ratio_loss)}
-    options |= {"max_error": _number(max_error), "min_digits": _number(min_digits)}
-    options |= {"seed": seed, "parallel": parallel}
-    options["prior"] = None if prior is None else [str(p) for p in prior]
-    execution = execution_overrides(
-        executor=executor, workers=workers, scheduler=scheduler, per_host=per_host
-    )
-    overrides = {**(overrides or {}), **execution, **search_overrides(options)}
+    overrides = {**search, **options.execution_overrides()}
     if replay is not None:
         grid = replay if not isinstance(replay, str | Path) else open_grid(replay)
         name = str(replay) if isinstance(replay, str | Path) else "grid"
@@ -367,27 +317,23 @@ def tune(
             else grid_sweep(grid, overrides, name)
         )
         ds = replay_search(sweep, grid)
-        if out is not None:
-            save(ds, Path(out) / RESULTS_NAME)
+        if options.out is not None:
+            save(ds, options.out / RESULTS_NAME)
         return ds
     if spec is None:
         raise UsageError("give a spec to tune, or --replay GRID.nc")
     sweep = load_search_spec(spec, overrides)
     assert sweep.search is not None
     size = grid_size(sweep)
-    if sweep.search.strategy == "grid" and size > MAX_TRIALS and not yes:
+    if sweep.search.strategy == "grid" and size > MAX_TRIALS and not options.allow_large:
         raise UsageError(
             f"search.strategy: grid walks all {size:,} points (more than {MAX_TRIALS:,}); "
             "choose another strategy, shrink the parameter lists or pass --allow-large"
         )
-    target = Path(out) if out is not None else Path("results") / f"{sweep.name}-tune"
-    return run_search(
-        sweep,
-        out=target,
-        resume=resume,
-        overwrite=overwrite,
-        scratch=scratch,
-        force=force,
-        progress=progress,
-        on_result=on_result,
-    )
+    options = options.with_default_out(tune_out(sweep.name))
+    return run_search(sweep, options, progress=progress, on_result=on_result)
+
+
+def tune_out(name: str) -> Path:
+    """Where a search of the sweep ``name`` writes unless told: ``results/<name>-tune``."""
+    return Path("results") / f"{name}-tune"

@@ -39,10 +39,6 @@ def _emit(document: dict[str, Any]) -> None:
     print(json.dumps(jsonable(document), indent=2, sort_keys=False))
 
 
-def _execution(args: argparse.Namespace) -> dict[str, Any]:
-    return {k: getattr(args, k) for k in ("executor", "workers", "scheduler", "per_host")}
-
-
 def validate(args: argparse.Namespace) -> int:
     from iotune.app import api
 
@@ -89,22 +85,15 @@ def plan(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from iotune.app import api
+    from iotune.cli import actions
 
-    sweep = api.load_spec(args.spec, overrides=api.execution_overrides(**_execution(args)))
-    out = args.out or Path("results") / sweep.name
-    ds = api.run(
-        sweep,
-        out=out,
-        resume=args.resume,
-        overwrite=args.overwrite,
-        scratch=args.scratch,
-        yes=args.allow_large,
-        progress=not args.no_progress,
-        force=args.force,
-    )
-    print(f"{sweep.name}: {api.counts_text(ds)}")
+    options = actions.run_options(args)
+    ds = api.run_with(args.spec, options, progress=not args.no_progress)
+    name = str(ds.attrs["name"])
+    out = options.out or api.run_out(name)
+    print(f"{name}: {api.counts_text(ds)}")
     print(api.best_text(ds))
-    for warning in api.run_warnings(ds):
+    for warning in actions.run_warnings(ds):
         print(f"iotune: warning: {warning}", file=sys.stderr)
     print(f"results: {out / 'results.nc'}")
     _plots(args, ds, out)
@@ -121,49 +110,31 @@ def _plots(args: argparse.Namespace, ds: Any, out: Path) -> None:
 
 def tune(args: argparse.Namespace) -> int:
     from iotune.app import api
+    from iotune.app.tuning import search_overrides
+    from iotune.cli import actions
     from iotune.core.errors import UsageError
 
     if args.spec is None and args.replay is None:
         raise UsageError("tune: give a SPEC, or --replay GRID.nc")
-    budget = args.budget
-    if budget is not None and budget.isdigit():
-        budget = int(budget)
-    ds = api.tune(
-        args.spec,
-        out=args.out,
-        replay=args.replay,
-        strategy=args.strategy,
-        budget=budget,
-        objective=args.objective,
-        weights=args.weights,
-        max_size=args.max_size,
-        max_ratio_loss=args.max_ratio_loss,
-        max_error=args.max_error,
-        min_digits=args.min_digits,
-        seed=args.seed,
-        prior=args.prior,
-        parallel=args.parallel,
-        resume=args.resume,
-        overwrite=args.overwrite,
-        scratch=args.scratch,
-        yes=args.allow_large,
-        force=args.force,
-        progress=not args.no_progress,
-        **_execution(args),
+    names = ("strategy", "budget", "seed", "prior", "parallel", *actions.OBJECTIVE_OPTIONS)
+    search = search_overrides(**{name: getattr(args, name) for name in names})
+    options = actions.run_options(args)
+    ds = api.tune_with(
+        args.spec, options, search=search, replay=args.replay, progress=not args.no_progress
     )
     print(api.search_text(ds))
     if args.out is not None or args.replay is None:
-        out = args.out or Path("results") / f"{ds.attrs['name']}-tune"
+        out = args.out or api.tune_out(str(ds.attrs["name"]))
         print(f"results: {out / 'results.nc'}")
         _plots(args, ds, out)
     return EXIT_FAILED if api.any_failed(ds) else EXIT_OK
 
 
 def clean(args: argparse.Namespace) -> int:
-    from iotune.app import api
+    from iotune.cli import actions
 
     _store_options(args)
-    lines = api.clean(
+    lines = actions.clean(
         args.out, args.scratch, storage=args.storage, endpoint=args.endpoint, region=args.region
     )
     for line in lines:
@@ -199,20 +170,20 @@ def show(args: argparse.Namespace) -> int:
 
 def plot(args: argparse.Namespace) -> int:
     from iotune.app import api
+    from iotune.cli import actions
 
     for path in api.save_plots(args.results, args.out):
         print(path)
-    for note in api.plot_notes(args.results):
+    for note in actions.plot_notes(args.results):
         print(f"iotune: note: {note}", file=sys.stderr)
     return EXIT_OK
 
 
 def recommend(args: argparse.Namespace) -> int:
     from iotune.app import api
+    from iotune.cli import actions
 
-    options: tuple[str, ...] = ("objective", "weights", "max_size", "max_ratio_loss", "variable")
-    options += ("max_error", "min_digits")
-    rec = api.recommend(args.results, **{k: getattr(args, k) for k in options})
+    rec = api.recommend_with(args.results, actions.objective_of(args), variable=args.variable)
     print(api.recommendation_text(rec, fmt=args.format))
     return EXIT_OK
 
@@ -233,14 +204,14 @@ def _store_options(args: argparse.Namespace) -> None:
 
 
 def calibrate(args: argparse.Namespace) -> int:
-    from iotune.app import api
+    from iotune.cli import actions
 
     _store_options(args)
     if args.storage is None:
         scratch = args.scratch if args.scratch is not None else Path()
         options = {"size": args.size or "1GiB", "block": args.transfer_size or "16MiB"}
         repeats = args.repeats if args.repeats is not None else 3
-        print(api.calibrate(scratch, repeats=repeats, fmt=args.format, **options))
+        print(actions.calibrate(scratch, repeats=repeats, fmt=args.format, **options))
         return EXIT_OK
     return _calibrate_storage(args)
 
@@ -287,8 +258,9 @@ def backends(args: argparse.Namespace) -> int:
 
 def merge(args: argparse.Namespace) -> int:
     from iotune.app import api
+    from iotune.cli import actions
 
-    ds = api.merge_files(args.results, out=args.out)
+    ds = actions.merge_files(args.results, out=args.out)
     swept = " ".join(ds.iotune.swept) or "nothing swept"
     print(f"merged {len(args.results)} sweeps ({swept}): {api.counts_text(ds)}")
     print(f"results: {args.out}")
@@ -296,9 +268,9 @@ def merge(args: argparse.Namespace) -> int:
 
 
 def notebook(args: argparse.Namespace) -> int:
-    from iotune.app import api
+    from iotune.cli import actions
 
-    executed = api.notebook(args.notebook, args.parameter, out=args.out, kernel=args.kernel)
+    executed = actions.notebook(args.notebook, args.parameter, out=args.out, kernel=args.kernel)
     print(f"notebook: {executed}")
     return EXIT_OK
 

@@ -240,6 +240,11 @@ def undeprecate(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """The parsed arguments of ``iotune ARGV`` (old spellings replaced, with a warning)."""
+    return _parser().parse_args(undeprecate(argv))
+
+
 def _verbosity_of(args: argparse.Namespace) -> int:
     if getattr(args, "quiet", False):
         return -1
@@ -252,8 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure(0)  # iotune's log records and warnings as "iotune: ..." lines on stderr
     with warnings.catch_warnings(record=True) as early:  # shown once -q/-v are known
         warnings.simplefilter("always", DeprecatedOptionWarning)
-        argv = undeprecate(raw)
-    args = _parser().parse_args(argv)
+        args = parse_args(raw)
     configure(_verbosity_of(args))
     for caught in early:
         warnings.warn(str(caught.message), caught.category, stacklevel=1)

@@ -91,7 +91,7 @@ def rename_list(names: Any) -> tuple[Any, list[str]]:
     return [current(n) if isinstance(n, str) else n for n in names], found
 
 
-def with_current_names(data: dict[str, Any]) -> dict[str, Any]:
+def with_current_names(data: Mapping[str, Any]) -> dict[str, Any]:
     """A spec's ``data`` with renamed parameters under their new names, one warning per old name.
 
     Old names are read under ``parameters``, ``baseline`` and ``search.focus``.

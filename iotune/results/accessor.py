@@ -27,16 +27,10 @@ import xarray as xr
 
 from iotune.core.errors import RecommendError, ResultsError
 from iotune.model import parameters
+from iotune.model.objective import Objective
 from iotune.results import sparse
 from iotune.results.lossy import errors_of
-from iotune.results.objective import (
-    Candidate,
-    Ranking,
-    figures,
-    intervals,
-    parse_objective,
-    split_metric,
-)
+from iotune.results.objective import Candidate, Ranking, figures, intervals, split_metric
 from iotune.results.stats import ALPHA, nanmedian
 
 if TYPE_CHECKING:
@@ -303,7 +297,8 @@ class IotuneAccessor:
         objective
             One metric, ``"write"`` or ``"read:<pattern>"``, or weights over several
             (``"write=1,read:spatial=2"`` or a mapping).  Default ``read:timeseries``,
-            else the first read pattern, else ``write``.
+            else the first read pattern, else ``write``.  (An
+            :class:`~iotune.model.objective.Objective` made elsewhere: :meth:`rank_by`.)
         weights
             Weights as a separate argument (as ``iotune recommend --weights``).
         max_size
@@ -323,22 +318,24 @@ class IotuneAccessor:
         RecommendError
             An unknown metric, a bad weight, constraint or ``alpha``, or no configuration left.
         """
-        if weights is None and (isinstance(objective, Mapping) or "=" in str(objective or "")):
-            objective, weights = None, objective
-        name = None if objective is None else str(objective)  # a mapping moved to weights
-        goal = parse_objective(
-            self.metrics,
-            name,
-            weights,
+        goal = Objective.parse(
+            objective,
+            weights=weights,
             max_size=max_size,
             max_ratio_loss=max_ratio_loss,
             max_error=max_error,
             min_digits=min_digits,
+            alpha=alpha,
         )
-        everything = self._candidates(goal.weights)
+        return self.rank_by(goal)
+
+    def rank_by(self, objective: Objective) -> Ranking:
+        """:meth:`rank` under an :class:`~iotune.model.objective.Objective` made elsewhere."""
+        goal = objective.resolved(self.metrics)
+        everything = self._candidates(goal.weights or {})
         if not everything:
             raise RecommendError("the results hold no successful trial with every objective metric")
-        return sparse.rank(self._ds, goal, everything, alpha)  # a search: what it re-measured
+        return sparse.rank(self._ds, goal, everything, goal.alpha)  # a search: what it re-measured
 
     def best(
         self,
@@ -347,6 +344,8 @@ class IotuneAccessor:
         weights: str | Mapping[str, float] | None = None,
         max_size: int | str | None = None,
         max_ratio_loss: float | str | None = None,
+        max_error: float | str | None = None,
+        min_digits: int | str | None = None,
         alpha: float = ALPHA,
     ) -> Candidate:
         """The best successful point under an objective (see :meth:`rank`).
@@ -365,6 +364,8 @@ class IotuneAccessor:
             weights=weights,
             max_size=max_size,
             max_ratio_loss=max_ratio_loss,
+            max_error=max_error,
+            min_digits=min_digits,
             alpha=alpha,
         ).best
 

@@ -1,8 +1,9 @@
 """What lossy quantisation may cost in a ranking: the limits, and which points keep to them.
 
 A quantised point carries its error (``max_abs_error``, ``digits_kept``); it is
-ranked only when the caller states ``max_error`` or ``min_digits`` and it keeps
-to them, so a lossy configuration is never recommended without a stated limit.
+ranked only when the objective (:class:`iotune.model.objective.Objective`) states
+``max_error`` or ``min_digits`` and it keeps to them, so a lossy configuration is
+never recommended without a stated limit.
 """
 
 from __future__ import annotations
@@ -12,30 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from iotune.core.errors import RecommendError
-
 #: a quantised trial's error figures, as results store them
 ERRORS = ("max_abs_error", "max_rel_error", "digits_kept")
-
-
-def lossy_limits(max_error: float | str | None, min_digits: int | str | None) -> dict[str, Any]:
-    """What quantisation may cost; without either, lossy configurations are never picked."""
-    limits: dict[str, Any] = {}
-    for name, value, cast in (("max_error", max_error, float), ("min_digits", min_digits, int)):
-        if value is None:
-            continue
-        try:
-            number = cast(value)
-        except (TypeError, ValueError):
-            number = -1
-        if number < 0:
-            flag = "--" + name.replace("_", "-")
-            raise RecommendError(
-                f"{flag}: {value!r}; allowed: a number of at least 0 "
-                "(the largest absolute error, or the significant digits every value keeps)"
-            )
-        limits[name] = number
-    return limits
 
 
 def lossless_or_within(errors: Mapping[str, float], limits: Mapping[str, Any]) -> bool:

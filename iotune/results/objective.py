@@ -1,10 +1,12 @@
 """Objectives over a results Dataset: which metrics count, how much, and under which limits.
 
-An objective is one metric (``write``, ``read:<pattern>``) or weights over several
-(``"write=1,read:timeseries=3"``).  A configuration's score is the weighted geometric
-mean of its median throughputs, each relative to the best median of that metric, so
-metrics in different ranges count by their weights alone.  Constraints (``max_size``,
-``max_ratio_loss``) remove candidates first.
+An objective (:class:`iotune.model.objective.Objective`, made and checked there) is
+one metric (``write``, ``read:<pattern>``) or weights over several
+(``"write=1,read:timeseries=3"``), with its limits and ``alpha``.  A configuration's
+score is the weighted geometric mean of its median throughputs, each relative to the
+best median of that metric, so metrics in different ranges count by their weights
+alone.  Constraints (``max_size``, ``max_ratio_loss``, ``max_error``, ``min_digits``)
+remove candidates first.
 
 Whether the winner beats the runner-up beyond noise is a one-sided Mann-Whitney U test
 over their repeats (:func:`compare`, giving a :class:`iotune.results.stats.Separation`):
@@ -19,7 +21,6 @@ builds on it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,12 +28,36 @@ from typing import Any
 import numpy as np
 
 from iotune.core.errors import RecommendError
-from iotune.core.units import format_size, parse_size
-from iotune.results.lossy import lossless_or_within, lossy_limits
-from iotune.results.stats import ALPHA, Separation, check_alpha, nanmedian, separate, spread
+from iotune.core.units import format_size
+from iotune.model.objective import (
+    ALPHA,
+    METRIC_VARIABLES,
+    Objective,
+    check_alpha,
+    parse_weights,
+    split_metric,
+)
+from iotune.results.lossy import lossless_or_within
+from iotune.results.stats import Separation, nanmedian, separate, spread
 
-#: a metric's data variable: ``write`` -> write_MiBps, ``read:<pattern>`` -> read_MiBps
-METRIC_VARIABLES = {"write": "write_MiBps", "read": "read_MiBps"}
+__all__ = [
+    "ALPHA",
+    "METRIC_VARIABLES",
+    "Candidate",
+    "Objective",
+    "Ranking",
+    "compare",
+    "constrain",
+    "figures",
+    "intervals",
+    "parse_objective",
+    "parse_weights",
+    "rank",
+    "ranked",
+    "repeat_scores",
+    "scores",
+    "split_metric",
+]
 
 
 @dataclass
@@ -75,14 +100,6 @@ class Candidate:
         return None if self.separation is None else self.separation.p_value
 
 
-@dataclass(frozen=True)
-class Objective:
-    """Parsed weights per metric (``{"write": 1.0}``) and constraints (``{"max_size": 1024}``)."""
-
-    weights: dict[str, float]
-    limits: dict[str, Any] = field(default_factory=dict)
-
-
 @dataclass
 class Ranking:
     """Every successful candidate (grid order) and those meeting the limits, best first."""
@@ -102,14 +119,6 @@ class Ranking:
         return self.best.separation
 
 
-def split_metric(metric: str) -> tuple[str, str | None]:
-    """A metric's variable and pattern: ``"read:spatial"`` -> ``("read_MiBps", "spatial")``."""
-    kind, _sep, pattern = metric.partition(":")
-    if kind not in METRIC_VARIABLES or (kind == "read") != bool(pattern):
-        raise RecommendError(f"{metric!r} is not a metric; allowed: write, read:<pattern>")
-    return METRIC_VARIABLES[kind], pattern or None
-
-
 def parse_objective(
     allowed: Sequence[str],
     objective: str | None = None,
@@ -120,7 +129,7 @@ def parse_objective(
     max_error: float | str | None = None,
     min_digits: int | str | None = None,
 ) -> Objective:
-    """Check an objective against the metrics ``allowed`` in the results.
+    """:meth:`Objective.parse` of the options, resolved against the metrics ``allowed``.
 
     Without ``objective`` and ``weights``: ``read:timeseries``, else the first
     allowed metric, else ``write``.
@@ -130,75 +139,14 @@ def parse_objective(
     RecommendError
         An unknown metric, a bad weight or constraint (the message names the option).
     """
-    limits = _limits(max_size, max_ratio_loss) | lossy_limits(max_error, min_digits)
-    return Objective(_weights(allowed, objective, weights), limits)
-
-
-def _weights(
-    allowed: Sequence[str], objective: str | None, weights: str | Mapping[str, float] | None
-) -> dict[str, float]:
-    if objective is not None and weights is not None:
-        raise RecommendError("--objective and --weights: give one, not both")
-    if isinstance(weights, str):
-        weights = parse_weights(weights)
-    if weights is None:
-        if objective is None:
-            defaults = [m for m in ("read:timeseries", *allowed) if m in allowed]
-            objective = defaults[0] if defaults else "write"
-        weights = {objective: 1.0}
-        where = "--objective"
-    else:
-        where = "--weights"
-    for metric, weight in weights.items():
-        if metric not in allowed:
-            raise RecommendError(
-                f"{where}: {metric!r} is not a metric of these results; "
-                f"allowed: {', '.join(allowed)}"
-            )
-        if not (isinstance(weight, int | float) and math.isfinite(weight) and weight > 0):
-            raise RecommendError(f"{where}: weight {weight!r} of {metric}; allowed: a number > 0")
-    return {m: float(w) for m, w in weights.items()}
-
-
-def parse_weights(text: str) -> dict[str, float]:
-    """``"write=1,read:timeseries=3"`` -> ``{"write": 1.0, "read:timeseries": 3.0}``."""
-    out = {}
-    for part in text.split(","):
-        metric, sep, value = part.strip().partition("=")
-        try:
-            weight = float(value) if sep else float("nan")
-        except ValueError:
-            weight = float("nan")
-        if not metric or not math.isfinite(weight):
-            raise RecommendError(
-                f"--weights: {part.strip()!r}; allowed: METRIC=NUMBER pairs separated by "
-                "commas, like write=1,read:timeseries=3"
-            )
-        out[metric] = weight
-    return out
-
-
-def _limits(max_size: int | str | None, max_ratio_loss: float | str | None) -> dict[str, Any]:
-    limits: dict[str, Any] = {}
-    if max_size is not None:
-        try:
-            limits["max_size"] = parse_size(max_size)
-        except ValueError as err:
-            raise RecommendError(f"--max-size: {err}") from err
-    if max_ratio_loss is not None:
-        loss = max_ratio_loss
-        if isinstance(loss, str):
-            try:
-                loss = float(loss)
-            except ValueError:
-                loss = float("nan")
-        if not (isinstance(loss, int | float) and 0 <= loss <= 1):
-            raise RecommendError(
-                f"--max-ratio-loss: {max_ratio_loss!r}; allowed: a fraction from 0 to 1 "
-                "(0.1 accepts a compression ratio 10% below the best)"
-            )
-        limits["max_ratio_loss"] = float(loss)
-    return limits
+    return Objective.parse(
+        objective,
+        weights=weights,
+        max_size=max_size,
+        max_ratio_loss=max_ratio_loss,
+        max_error=max_error,
+        min_digits=min_digits,
+    ).resolved(allowed)
 
 
 def scores(
@@ -266,18 +214,22 @@ def ranked(cands: list[Candidate]) -> list[Candidate]:
     return sorted(cands, key=lambda c: (-c.score, c.file_bytes))
 
 
-def rank(goal: Objective, cands: list[Candidate], alpha: float = ALPHA) -> Ranking:
+def rank(goal: Objective, cands: list[Candidate], alpha: float | None = None) -> Ranking:
     """Constrain and rank ``cands``; the winner gets its :class:`Separation` from the runner-up.
+
+    ``goal`` is resolved (:meth:`Objective.resolved`); ``alpha`` defaults to its own.
 
     Raises
     ------
     RecommendError
         A bad ``alpha``, or no candidate within the limits.
     """
+    alpha = goal.alpha if alpha is None else alpha
     check_alpha(alpha)
+    weights = goal.weights or {}
     kept = ranked(constrain(cands, goal.limits))
     if len(kept) > 1:
-        kept[0].separation = compare(kept[0], kept[1], goal.weights, alpha)
+        kept[0].separation = compare(kept[0], kept[1], weights, alpha)
     return Ranking(goal, cands, kept, alpha)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from iotune.core.errors import RecommendError
+from iotune.model.objective import ALPHA, check_alpha
 
 
 def nanmedian(a: Any, axis: int | tuple[int, ...] = -1) -> np.ndarray:
@@ -47,8 +47,6 @@ def _last(a: Any, axis: int | tuple[int, ...]) -> np.ndarray:
     return a.reshape(*a.shape[: a.ndim - len(axes)], -1)
 
 
-#: significance level of the winner against the runner-up
-ALPHA = 0.05
 #: the advice when the repeats cannot separate the winner from the runner-up
 MORE_REPEATS = "measure more repeats (measure.repeats: auto)"
 #: largest sample on either side for the exact test; larger samples use the normal approximation
@@ -332,11 +330,3 @@ def separate(
         difference=None if test is None or math.isnan(test.relative) else test.relative,
         intervals_overlap=dict(intervals_overlap or {}),
     )
-
-
-def check_alpha(alpha: float) -> None:
-    """Raise :class:`RecommendError` unless ``0 < alpha < 1``."""
-    if isinstance(alpha, bool) or not (isinstance(alpha, int | float) and 0 < alpha < 1):
-        raise RecommendError(
-            f"alpha: {alpha!r}; allowed: a significance level from 0 to 1, like 0.05"
-        )

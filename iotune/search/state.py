@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from iotune.measuring.precision import series
+from iotune.model.objective import Objective
 from iotune.model.records import Trial, TrialResult
 from iotune.results.lossy import errors_of_result, lossless_or_within
 from iotune.results.stats import rank_test
@@ -71,6 +72,13 @@ class Goal:
     limits: Mapping[str, Any] = field(default_factory=dict)
     #: the full-size workload's bytes: a cheap trial's stored size is judged scaled up
     full_bytes: int = 0
+
+    @classmethod
+    def of(cls, objective: Objective, *, full_bytes: int = 0) -> Goal:
+        """The goal of a resolved :class:`~iotune.model.objective.Objective` (its weights set)."""
+        if objective.weights is None:
+            raise ValueError("Goal.of: resolve the objective against the metrics first")
+        return cls(dict(objective.weights), objective.limits, full_bytes=full_bytes)
 
     def full_size(self, result: TrialResult) -> float:
         """What ``result``'s configuration stores at full size (its own size when full)."""

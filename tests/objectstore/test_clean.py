@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from iotune.app import api
+from iotune.cli import actions
 from tests.objectstore.conftest import Server
 from tests.objectstore.test_run import iotune, objects
 
@@ -76,7 +76,7 @@ def test_cli_clean_storage_removes_only_dead_runs(
 def test_api_clean_storage_with_a_directory(
     s3_server: Server, bucket: str, areas: dict[str, str], tmp_path
 ) -> None:
-    lines = api.clean(tmp_path, storage=f"s3://{bucket}/runs", endpoint=s3_server.endpoint)
+    lines = actions.clean(tmp_path, storage=f"s3://{bucket}/runs", endpoint=s3_server.endpoint)
     assert sum(line.startswith("removed") for line in lines) == 1
     assert len(lines) == 4
 

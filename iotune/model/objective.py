@@ -1,0 +1,262 @@
+"""What "best" means: one metric or weights over several, the limits a pick keeps to, alpha.
+
+An :class:`Objective` is the one form the objective options travel in, from the
+command line (``iotune recommend``), the notebook API (``iotune.recommend``,
+``ds.iotune.best``) and a search's ``search`` section to the ranking
+(:mod:`iotune.results.objective`) and the search's goal
+(:class:`iotune.search.state.Goal`).  It is checked when it is made; which metrics
+exist is known only beside the results, so :meth:`Objective.resolved` checks the
+metric names against them and fills in the default metric.
+
+Errors are :class:`~iotune.core.errors.RecommendError` naming the option as the
+command line spells it (``--max-size: ...``), the bad value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from iotune.core.errors import RecommendError
+from iotune.core.units import parse_size
+
+if TYPE_CHECKING:
+    from iotune.model.spec import SearchSpec
+
+#: the significance level of the winner against the runner-up unless one is given
+ALPHA = 0.05
+#: a metric's data variable: ``write`` -> write_MiBps, ``read:<pattern>`` -> read_MiBps
+METRIC_VARIABLES = {"write": "write_MiBps", "read": "read_MiBps"}
+
+
+def split_metric(metric: str) -> tuple[str, str | None]:
+    """A metric's variable and pattern: ``"read:spatial"`` -> ``("read_MiBps", "spatial")``."""
+    kind, _sep, pattern = metric.partition(":")
+    if kind not in METRIC_VARIABLES or (kind == "read") != bool(pattern):
+        raise RecommendError(f"{metric!r} is not a metric; allowed: write, read:<pattern>")
+    return METRIC_VARIABLES[kind], pattern or None
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """``"write=1,read:timeseries=3"`` -> ``{"write": 1.0, "read:timeseries": 3.0}``."""
+    out = {}
+    for part in text.split(","):
+        metric, sep, value = part.strip().partition("=")
+        try:
+            weight = float(value) if sep else float("nan")
+        except ValueError:
+            weight = float("nan")
+        if not metric or not math.isfinite(weight):
+            raise RecommendError(
+                f"--weights: {part.strip()!r}; allowed: METRIC=NUMBER pairs separated by "
+                "commas, like write=1,read:timeseries=3"
+            )
+        out[metric] = weight
+    return out
+
+
+def parse_max_size(value: int | str | None) -> int | None:
+    """Bytes from ``"64MiB"`` or a number of bytes; None stays None."""
+    if value is None:
+        return None
+    try:
+        return parse_size(value)
+    except ValueError as err:
+        raise RecommendError(f"--max-size: {err}") from err
+
+
+def parse_max_ratio_loss(value: float | str | None) -> float | None:
+    """A fraction from 0 to 1 from a number or its text; None stays None."""
+    if value is None:
+        return None
+    loss: object = value
+    if isinstance(value, str):
+        try:
+            loss = float(value)
+        except ValueError:
+            loss = math.nan
+    if isinstance(loss, bool) or not (isinstance(loss, int | float) and 0 <= loss <= 1):
+        raise RecommendError(
+            f"--max-ratio-loss: {value!r}; allowed: a fraction from 0 to 1 "
+            "(0.1 accepts a compression ratio 10% below the best)"
+        )
+    return float(loss)
+
+
+def parse_max_error(value: float | str | None) -> float | None:
+    """The largest absolute error quantisation may add (at least 0); None stays None."""
+    return _at_least_zero("max_error", value, float)
+
+
+def parse_min_digits(value: int | str | None) -> int | None:
+    """The significant digits every quantised value keeps (at least 0); None stays None."""
+    return _at_least_zero("min_digits", value, int)
+
+
+def _at_least_zero(name: str, value: Any, cast: type) -> Any:
+    if value is None:
+        return None
+    try:
+        number = -1 if isinstance(value, bool) else cast(value)
+    except (TypeError, ValueError):
+        number = -1
+    if not number >= 0:  # NaN too
+        flag = "--" + name.replace("_", "-")
+        raise RecommendError(
+            f"{flag}: {value!r}; allowed: a number of at least 0 "
+            "(the largest absolute error, or the significant digits every value keeps)"
+        )
+    return number
+
+
+def check_alpha(alpha: float) -> None:
+    """Raise :class:`RecommendError` unless ``0 < alpha < 1``."""
+    if isinstance(alpha, bool) or not (isinstance(alpha, int | float) and 0 < alpha < 1):
+        raise RecommendError(
+            f"alpha: {alpha!r}; allowed: a significance level from 0 to 1, like 0.05"
+        )
+
+
+def _check_weights(weights: Mapping[str, float]) -> None:
+    if not weights:
+        raise RecommendError("--weights: none given; allowed: METRIC=NUMBER pairs")
+    for metric, weight in weights.items():
+        if not isinstance(metric, str) or not metric:
+            raise RecommendError(f"--weights: metric {metric!r}; allowed: write, read:<pattern>")
+        ok = isinstance(weight, int | float) and not isinstance(weight, bool)
+        if not (ok and math.isfinite(weight) and weight > 0):
+            raise RecommendError(f"--weights: weight {weight!r} of {metric}; allowed: a number > 0")
+
+
+@dataclass(frozen=True)
+class Objective:
+    """One metric or weights over several, the limits a pick keeps to, and ``alpha``.
+
+    Parameters
+    ----------
+    metric
+        ``"write"`` or ``"read:<pattern>"``; with neither ``metric`` nor ``weights``
+        :meth:`resolved` picks ``read:timeseries``, else the first metric, else ``write``.
+    weights
+        Several metrics, ``{"write": 1.0, "read:timeseries": 3.0}`` (each > 0); not
+        with ``metric``.
+    max_size
+        Largest stored size allowed, bytes.
+    max_ratio_loss
+        Fraction from 0 to 1 of the best compression ratio one may give up.
+    max_error, min_digits
+        What quantisation may cost (largest absolute error, significant digits
+        kept); without either no quantised configuration is picked.
+    alpha
+        Significance level of the winner against the runner-up.
+
+    Text as people type it (``"64MiB"``, ``"write=1,read:spatial=2"``) goes
+    through :meth:`parse`.
+
+    Raises
+    ------
+    RecommendError
+        A bad value; the message names the option, the value and what is allowed.
+    """
+
+    metric: str | None = None
+    weights: Mapping[str, float] | None = None
+    max_size: int | None = None
+    max_ratio_loss: float | None = None
+    max_error: float | None = None
+    min_digits: int | None = None
+    alpha: float = ALPHA
+
+    def __post_init__(self) -> None:
+        if self.metric is not None and self.weights is not None:
+            raise RecommendError("--objective and --weights: give one, not both")
+        if self.metric is not None and (not isinstance(self.metric, str) or not self.metric):
+            raise RecommendError(f"--objective: {self.metric!r}; allowed: write or read:<pattern>")
+        if self.weights is not None:
+            _check_weights(self.weights)
+            object.__setattr__(self, "weights", {m: float(w) for m, w in self.weights.items()})
+        # the parse_* helpers check (and keep) the values given as numbers too
+        object.__setattr__(self, "max_size", parse_max_size(self.max_size))
+        object.__setattr__(self, "max_ratio_loss", parse_max_ratio_loss(self.max_ratio_loss))
+        object.__setattr__(self, "max_error", parse_max_error(self.max_error))
+        object.__setattr__(self, "min_digits", parse_min_digits(self.min_digits))
+        check_alpha(self.alpha)
+
+    @classmethod
+    def parse(
+        cls,
+        objective: str | Mapping[str, float] | None = None,
+        *,
+        weights: str | Mapping[str, float] | None = None,
+        max_size: int | str | None = None,
+        max_ratio_loss: float | str | None = None,
+        max_error: float | str | None = None,
+        min_digits: int | str | None = None,
+        alpha: float = ALPHA,
+    ) -> Objective:
+        """The objective from options as people give them (text or numbers).
+
+        ``objective`` may itself be weights (``"write=1,read:spatial=2"`` or a
+        mapping) when ``weights`` is not given.
+        """
+        if weights is None and (isinstance(objective, Mapping) or "=" in str(objective or "")):
+            objective, weights = None, objective
+        if isinstance(weights, str):
+            weights = parse_weights(weights)
+        return cls(
+            metric=None if objective is None else str(objective),
+            weights=weights,
+            max_size=parse_max_size(max_size),
+            max_ratio_loss=parse_max_ratio_loss(max_ratio_loss),
+            max_error=parse_max_error(max_error),
+            min_digits=parse_min_digits(min_digits),
+            alpha=alpha,
+        )
+
+    @classmethod
+    def from_search(cls, search: SearchSpec) -> Objective:
+        """The objective of a spec's ``search`` section (already checked by the spec)."""
+        return cls.parse(
+            search.objective or None,
+            max_size=search.max_size,
+            max_ratio_loss=search.max_ratio_loss,
+            max_error=search.max_error,
+            min_digits=search.min_digits,
+        )
+
+    @property
+    def limits(self) -> dict[str, Any]:
+        """The limits given, ``{"max_size": bytes, "max_ratio_loss": 0.1, ...}``."""
+        given = {
+            "max_size": self.max_size,
+            "max_ratio_loss": self.max_ratio_loss,
+            "max_error": self.max_error,
+            "min_digits": self.min_digits,
+        }
+        return {k: v for k, v in given.items() if v is not None}
+
+    def resolved(self, allowed: Sequence[str]) -> Objective:
+        """This objective as weights over metrics the results have (``allowed``).
+
+        Raises
+        ------
+        RecommendError
+            A metric the results do not have; the message lists those they have.
+        """
+        if self.weights is None:
+            metric = self.metric
+            if metric is None:
+                defaults = [m for m in ("read:timeseries", *allowed) if m in allowed]
+                metric = defaults[0] if defaults else "write"
+            weights, where = {metric: 1.0}, "--objective"
+        else:
+            weights, where = dict(self.weights), "--weights"
+        for metric in weights:
+            if metric not in allowed:
+                raise RecommendError(
+                    f"{where}: {metric!r} is not a metric of these results; "
+                    f"allowed: {', '.join(allowed)}"
+                )
+        return replace(self, metric=None, weights=weights)

@@ -1,0 +1,76 @@
+"""Objective: what "best" means, checked when made, one line per mistake."""
+
+from __future__ import annotations
+
+import pytest
+
+from iotune.core.errors import RecommendError, UsageError
+from iotune.model.objective import ALPHA, Objective
+from iotune.model.spec import SearchSpec
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"weights": "write=fast"}, "--weights: 'write=fast'; allowed: METRIC=NUMBER pairs"),
+        ({"weights": {"write": 0}}, "--weights: weight 0 of write; allowed: a number > 0"),
+        ({"weights": {}}, "--weights: none given; allowed: METRIC=NUMBER pairs"),
+        ({"max_size": "12XB"}, "--max-size: expected"),
+        ({"max_size": -1}, "--max-size: size must not be negative, got -1"),
+        ({"max_ratio_loss": "lots"}, "--max-ratio-loss: 'lots'; allowed: a fraction from 0 to 1"),
+        ({"max_ratio_loss": 1.5}, "--max-ratio-loss: 1.5; allowed: a fraction from 0 to 1"),
+        ({"max_error": -0.1}, "--max-error: -0.1; allowed: a number of at least 0"),
+        ({"min_digits": "many"}, "--min-digits: 'many'; allowed: a number of at least 0"),
+        ({"alpha": 1.0}, "alpha: 1.0; allowed: a significance level from 0 to 1"),
+        ({"objective": "write", "weights": "write=1"}, "--objective and --weights: give one"),
+    ],
+)
+def test_a_bad_objective_is_one_line_naming_it(given: dict, message: str) -> None:
+    with pytest.raises(RecommendError) as err:
+        Objective.parse(**given)
+    assert str(err.value).startswith(message), str(err.value)
+    assert "\n" not in str(err.value) and isinstance(err.value, UsageError)
+
+
+def test_the_constructor_checks_what_parse_checks() -> None:
+    with pytest.raises(RecommendError, match=r"^--max-ratio-loss: 2\.0; allowed"):
+        Objective(max_ratio_loss=2.0)
+    with pytest.raises(RecommendError, match=r"^--objective and --weights: give one"):
+        Objective(metric="write", weights={"write": 1.0})
+    with pytest.raises(RecommendError, match=r"^--min-digits: -1; allowed"):
+        Objective(min_digits=-1)
+
+
+def test_text_and_numbers_make_equal_objectives() -> None:
+    typed = Objective.parse(
+        "write=1,read:full=2", max_size="1KiB", max_ratio_loss="0.5", min_digits="3"
+    )
+    assert typed == Objective(
+        weights={"write": 1.0, "read:full": 2.0}, max_size=1024, max_ratio_loss=0.5, min_digits=3
+    )
+    assert typed.limits == {"max_size": 1024, "max_ratio_loss": 0.5, "min_digits": 3}
+    assert Objective.parse({"write": 2}) == Objective(weights={"write": 2.0})
+    assert Objective.parse("write") == Objective(metric="write")
+    assert Objective().alpha == ALPHA and Objective().limits == {}
+
+
+def test_resolving_checks_the_metrics_and_picks_the_default() -> None:
+    allowed = ("write", "read:full", "read:timeseries")
+    assert Objective().resolved(allowed).weights == {"read:timeseries": 1.0}
+    assert Objective().resolved(("write",)).weights == {"write": 1.0}
+    assert Objective(metric="write").resolved(allowed) == Objective(weights={"write": 1.0})
+    kept = Objective(max_error=0.5).resolved(allowed)
+    assert kept.max_error == 0.5 and kept.metric is None
+    with pytest.raises(RecommendError, match=r"^--objective: 'read:map' is not a metric of these"):
+        Objective(metric="read:map").resolved(allowed)
+    with pytest.raises(RecommendError, match=r"^--weights: 'read:map' is not a metric of these"):
+        Objective(weights={"read:map": 1.0}).resolved(allowed)
+
+
+def test_a_search_section_makes_its_objective() -> None:
+    search = SearchSpec(objective="write=1,read:full=3", max_size=2048, min_digits=2)
+    assert Objective.from_search(search) == Objective(
+        weights={"write": 1.0, "read:full": 3.0}, max_size=2048, min_digits=2
+    )
+    assert Objective.from_search(SearchSpec()) == Objective()
+    assert Objective.from_search(SearchSpec(objective="write")) == Objective(metric="write")
