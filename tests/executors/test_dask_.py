@@ -85,7 +85,7 @@ def test_failing_trials_are_recorded_and_the_sweep_goes_on(make_spec, tmp_path):
     )
     # valid when planned, gone when the trials run: a real failure inside every trial
     script = (
-        "import os, sys; from iotune import api; from iotune.specfile.parse import load_spec\n"
+        "import os, sys; from iotune.app import api; from iotune.specfile.parse import load_spec\n"
         f"s = load_spec({str(spec)!r}); os.remove({str(source)!r})\n"
         f"api.run(s, out={str(tmp_path / 'o')!r}, progress=False)\n"
     )
