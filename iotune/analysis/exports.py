@@ -31,7 +31,8 @@ def all_exports(
     Each value has ``text`` (to paste) and, for structured exports, ``value``
     (JSON-friendly); an export the settings cannot be expressed in has only
     ``unavailable`` (the reason).  ``settings`` names the backend (``backend``); a
-    point without one, or whose backend is not installed here, has no exports.
+    point without one has no exports, one whose backend is not installed here one
+    ``unavailable`` entry saying so.
     ``hints``: the point's MPI-IO hints; ``storage``: the object store the sweep
     measured (:func:`iotune.analysis.points.storage_of`).
     """
@@ -40,6 +41,6 @@ def all_exports(
         return {}
     try:
         backend = get_backend(str(name))
-    except UsageError:  # results of a plugin that is not installed here
-        return {}
+    except UsageError as err:  # results of a plugin that is not installed here
+        return {"exports": {"unavailable": f"{err}; install it to see its exports"}}
     return backend.exports(settings, target, hints=hints, storage=storage)

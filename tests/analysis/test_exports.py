@@ -129,6 +129,14 @@ def test_posix_has_no_chunk_exports() -> None:
     assert sorted(found) == ["fio", "posix_os_calls"]  # the same writes, no layout
 
 
+def test_a_backend_not_installed_here_says_so_in_its_exports() -> None:
+    """Results of a plugin format opened where the plugin is not installed."""
+    listed = exports.all_exports({"backend": "no-such-format", "chunks": "8x8x8"}, TARGET)
+    assert list(listed) == ["exports"]
+    reason = listed["exports"]["unavailable"]
+    assert "'no-such-format'" in reason and reason.endswith("install it to see its exports")
+
+
 def test_unexpressible_codec_is_reported_not_raised() -> None:
     bzip2_shuffled = {**settings("bzip2"), "shuffle": "byte"}
     listed = exports.all_exports(bzip2_shuffled, TARGET)
