@@ -31,6 +31,7 @@ from iotune.objectstore.meter import Meter
 from iotune.objectstore.retry import retrying
 from iotune.objectstore.target import Target
 
+
 def parts_of(size: int, part_size: int) -> int:
     """Requests a PUT of ``size`` bytes makes: one, or a multipart upload's parts."""
     return 1 if size <= part_size else math.ceil(size / part_size)
