@@ -60,20 +60,11 @@ def resolve_layout(
     return codec, effective, notes
 
 
-#: HDF5 file and dataset properties beyond the layout, in the order listings show them
-FILE_KNOBS = (
-    "alignment",
-    "alignment_threshold",
-    "meta_block_size",
-    "sieve_buf_size",
-    "libver",
-    "page_size",
-    "page_buffer",
-    "fill_time",
-    "alloc_time",
-)
-#: chunk cache details that mean nothing without chunks
-CACHE_KNOBS = ("cache_slots", "cache_preemption")
+_H5PY = H5pyKnobs.names()
+#: HDF5 file and dataset properties beyond the layout: h5py's knobs from alignment on
+FILE_KNOBS = _H5PY[_H5PY.index("alignment") : _H5PY.index("cache_slots")]
+#: chunk cache details that mean nothing without chunks: h5py's last knobs
+CACHE_KNOBS = _H5PY[_H5PY.index("cache_slots") :]
 
 
 def resolve_file(

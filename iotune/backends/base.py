@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from iotune.backends import exports_base
+from iotune.backends.knobs import Knobs
 from iotune.measuring.access import Selection
 from iotune.model.records import TrialResult, TrialTask
 from iotune.model.spec import StorageSpec, Workload
@@ -84,6 +85,9 @@ class Backend(ABC):
     extra: ClassVar[str | None] = None
     suffix: ClassVar[str]
     parameters: ClassVar[tuple[str, ...]]
+    #: the knobs with the library's defaults; a built-in's ``parameters`` are their
+    #: names (a plugin may declare its ``parameters`` alone)
+    knobs: ClassVar[type[Knobs] | None] = None
     description: ClassVar[str] = ""
     #: parameters accepted (so multi-format sweeps can sweep them) but without effect
     inapplicable: ClassVar[tuple[str, ...]] = ()

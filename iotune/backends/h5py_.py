@@ -168,6 +168,7 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
     name = "h5py"
     library = "h5py"
     suffix = ".h5"
+    knobs = H5pyKnobs
     parameters = H5pyKnobs.names()
     description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
     rank_program = "iotune.backends.h5py_rank"

@@ -25,47 +25,22 @@ from iotune.backends.h5py_ import DATASET, H5pyBackend, open_file
 from iotune.backends.h5py_exports import h5py_code
 from iotune.backends.layout_exports import layout_makers
 from iotune.backends.netcdf4_ import NetCDF4Backend
+from iotune.backends.object_knobs import (
+    Hdf5ObjectKnobs,
+    Netcdf4ObjectKnobs,
+    UploadedFileKnobs,
+)
 from iotune.backends.objectbase import ObjectStoreBackend
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.model.spec import StorageSpec, Workload
-from iotune.mpi.launch import TYPED_HINTS
 from iotune.objectstore.clients import close_fsspec, run_cancellable
 from iotune.objectstore.meter import Meter
 from iotune.objectstore.target import Target
 
-MiB = 2**20
-#: the local libraries' knobs that do not apply here
-NOT_ON_OBJECTS = (
-    "nprocs",
-    "io",
-    "hints",
-    "stripe_count",
-    "stripe_size",
-    *TYPED_HINTS,
-    "sieve_buf_size",
-)
-KNOBS = ("cache_type", "read_block_size", "part_size", "request_concurrency")
-#: s3fs's own defaults, except the upload's concurrency (s3fs: one part at a time)
-DEFAULTS = {
-    "cache_type": "readahead",
-    "read_block_size": 5 * MiB,
-    "part_size": 50 * MiB,
-    "request_concurrency": 8,
-}
-
-
-def _serial(parameters: tuple[str, ...]) -> tuple[str, ...]:
-    """The local library's knobs that apply to one file read through a file object.
-
-    Not the parallel ones (one process writes the file), and not HDF5's sieve
-    buffer, which iotune sets through a file access property list on a path.
-    """
-    return tuple(p for p in parameters if p not in NOT_ON_OBJECTS)
-
 
 def _local_params(params: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters of the library writing the local file (no object-store knobs)."""
-    return {k: v for k, v in params.items() if k not in KNOBS}
+    return {k: v for k, v in params.items() if k not in UploadedFileKnobs.names()}
 
 
 class _Writer(Writer):
@@ -147,7 +122,7 @@ def _object_makers(
 ) -> exports_base.Makers:
     """The upload and the reads of an HDF5 (or netCDF-4) object as measured, and launch knobs."""
     found = object_exports.object_makers(
-        settings, target, storage, object_exports.HDF5, defaults=DEFAULTS
+        settings, target, storage, object_exports.HDF5, defaults=UploadedFileKnobs.defaults()
     )
     return found | launch_makers(settings, hints)
 
@@ -158,7 +133,8 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
     name = "hdf5-object"
     library = "s3fs"
     suffix = ".h5"
-    parameters: ClassVar[tuple[str, ...]] = (*_serial(H5pyBackend.parameters), *KNOBS)
+    knobs = Hdf5ObjectKnobs
+    parameters: ClassVar[tuple[str, ...]] = Hdf5ObjectKnobs.names()
     description = "HDF5 (h5py) written locally, uploaded, read by h5py through fsspec"
     #: the library that writes the local file
     writer: ClassVar[type[SlabBackend]] = H5pyBackend
@@ -182,7 +158,8 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
         effective, notes = cls.writer.resolve(_local_params(params), workload)
-        return effective | {k: params.get(k, DEFAULTS[k]) for k in KNOBS}, notes
+        own = {k: params.get(k, d) for k, d in UploadedFileKnobs.defaults().items()}
+        return effective | own, notes
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
         writer = _Writer(self.target, self.key(path), path, workload, params, self.writer())
@@ -219,7 +196,8 @@ class Netcdf4ObjectBackend(Hdf5ObjectBackend):
 
     name = "netcdf4-object"
     library = "s3fs"
-    parameters = (*_serial(NetCDF4Backend.parameters), *KNOBS)
+    knobs = Netcdf4ObjectKnobs
+    parameters = Netcdf4ObjectKnobs.names()
     description = "netCDF-4 written locally (netCDF4), uploaded, read by h5py through fsspec"
     writer = NetCDF4Backend
 

@@ -6,13 +6,16 @@ spec leaves the knob out (``None``: the library's own choice, which iotune does
 not name), and ``resolve``, ``verify`` and the exports read the defaults from
 it.  Adding a knob is its entry in :mod:`iotune.model.parameters`, its field
 here, the backend code that applies it, reads it back and exports it, and its test.
+A backend built on another one's library (the object-store backends,
+:mod:`iotune.backends.object_knobs`) takes that library's knobs through
+:func:`combined` rather than naming them again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, fields
-from typing import Any, Self
+from collections.abc import Collection, Mapping
+from dataclasses import MISSING, dataclass, field, fields, make_dataclass
+from typing import Any, Self, cast
 
 from iotune.model import parameters
 
@@ -39,6 +42,11 @@ class Knobs:
         raise KeyError(f"{cls.__name__} has no knob {name!r}; knobs: {', '.join(cls.names())}")
 
     @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """Every knob's library default, in declaration order."""
+        return {f.name: cls.default(f.name) for f in fields(cls)}
+
+    @classmethod
     def of(cls, settings: Mapping[str, Any]) -> Self:
         """The knobs of ``settings``: its values where set (not ``None``), defaults elsewhere."""
         return cls(**{n: settings[n] for n in cls.names() if settings.get(n) is not None})
@@ -52,6 +60,11 @@ class LayoutKnobs(Knobs):
     codec: str = "none"
     level: int | None = None
     shuffle: str | None = None
+
+
+@dataclass(frozen=True)
+class MemoryKnobs(LayoutKnobs):
+    """The memory backend's knobs: a layout compressed by numcodecs, with no file."""
 
 
 @dataclass(frozen=True)
@@ -125,3 +138,61 @@ class PosixKnobs(Knobs):
     direct: str = "off"
     fadvise: str = "none"
     sync: str = "fsync"
+
+
+@dataclass(frozen=True)
+class MpiioKnobs(Knobs):
+    """The MPI-IO backend's knobs: IOR's and benchio's, Lustre striping, MPI-IO hints."""
+
+    nprocs: int = 1
+    transfer_size: int = 2**20
+    #: None: the ranks move all the workload's bytes between them
+    bytes_per_rank: int | None = None
+    layout: str = "shared"
+    io: str = "collective"
+    access: str = "contiguous"
+    hints: str | None = None
+    stripe_count: int | None = None
+    stripe_size: int | None = None
+    cb_nodes: int | None = None
+    cb_buffer_size: int | None = None
+    stripe_count_hint: int | None = None
+    stripe_size_hint: int | None = None
+
+
+def combined(
+    name: str,
+    first: type[Knobs],
+    then: type[Knobs],
+    *,
+    without: Collection[str] = (),
+    module: str,
+    doc: str,
+) -> type[Knobs]:
+    """Knobs whose fields are ``first``'s, but ``without``, then ``then``'s.
+
+    For a backend built on another backend's library: its knobs are the ones of
+    that library that apply, with their defaults, followed by its own; where a
+    name is in both, it moves to ``then``'s place with ``then``'s default.
+
+    Parameters
+    ----------
+    name
+        The class's name, bound to it in ``module``.
+    first
+        The library's knobs.
+    then
+        The backend's own knobs.
+    without
+        ``first``'s knobs that do not apply.
+    module
+        The module that binds the class (``__name__``), so it is found by name.
+    doc
+        The class's docstring.
+    """
+    own = {*without, *then.names()}
+    kept = [f for f in fields(first) if f.name not in own] + list(fields(then))
+    specs = [(f.name, f.type, field(default=f.default)) for f in kept]
+    namespace = {"__doc__": doc, "__module__": module}
+    made = make_dataclass(name, specs, bases=(Knobs,), frozen=True, namespace=namespace)
+    return cast("type[Knobs]", made)

@@ -16,6 +16,7 @@ import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.backends.exports_base import Target, launch_makers, make_all
+from iotune.backends.knobs import MemoryKnobs
 from iotune.backends.layout_exports import layout_makers
 from iotune.core.errors import VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
@@ -128,7 +129,8 @@ class MemoryBackend(SlabBackend):
     name = "memory"
     library = "numcodecs"
     suffix = ".mem"
-    parameters = ("chunks", "codec", "level", "shuffle")
+    knobs = MemoryKnobs
+    parameters = MemoryKnobs.names()
     description = "codecs in memory via numcodecs (no file; CPU-bound screening)"
     io_bound = False
     in_memory = True
@@ -157,7 +159,7 @@ class MemoryBackend(SlabBackend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        chunks = chunk_label(params.get("chunks", "auto"))
+        chunks = chunk_label(params.get("chunks", MemoryKnobs.default("chunks")))
         if chunks in ("auto", "contiguous"):
             chunks = "contiguous"
         codec, notes = codecs.resolve_params(params)

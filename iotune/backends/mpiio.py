@@ -27,23 +27,21 @@ from typing import Any
 
 from iotune.backends.base import LaunchedBackend
 from iotune.backends.exports_base import Target, launch_makers, make_all
+from iotune.backends.knobs import MpiioKnobs
 from iotune.backends.layout_exports import layout_makers
 from iotune.core.errors import NotApplicable
 from iotune.core.units import format_size
 from iotune.model.records import HINT_VALUES
 from iotune.model.spec import StorageSpec, Workload
-from iotune.mpi.launch import TYPED_HINTS
 
-MiB = 2**20
-DEFAULT_TRANSFER = MiB
 #: each rank holds its block in memory (generated before the timed span)
 MAX_BLOCK = 2 * 2**30
 
 
 def _transfers(params: Mapping[str, Any], workload: Workload) -> tuple[int, int]:
     """Effective ``(transfer_size, bytes_per_rank)``; by default the ranks move all the bytes."""
-    transfer = int(params.get("transfer_size", DEFAULT_TRANSFER))
-    n = int(params.get("nprocs", 1))
+    transfer = int(params.get("transfer_size", MpiioKnobs.default("transfer_size")))
+    n = int(params.get("nprocs", MpiioKnobs.default("nprocs")))
     block = params.get("bytes_per_rank")
     if block is None:
         block = -(-workload.nbytes // (n * transfer)) * transfer
@@ -64,18 +62,8 @@ class MpiioBackend(LaunchedBackend):
     library = "mpi4py"
     extra = "mpi"
     suffix = ".dat"
-    parameters = (
-        "nprocs",
-        "transfer_size",
-        "bytes_per_rank",
-        "layout",
-        "io",
-        "access",
-        "hints",
-        "stripe_count",
-        "stripe_size",
-        *TYPED_HINTS,
-    )
+    knobs = MpiioKnobs
+    parameters = MpiioKnobs.names()
     description = "MPI-IO via mpi4py from N launched ranks (IOR / benchio-like)"
     rank_program = "iotune.backends.mpiio_rank"
 
@@ -121,9 +109,10 @@ class MpiioBackend(LaunchedBackend):
     ) -> tuple[dict[str, Any], list[str]]:
         from iotune.mpi.launch import check_stripe_hints, decompose, merge_typed_hints
 
-        n = int(params.get("nprocs", 1))
-        layout = params.get("layout", "shared")
-        io, access = params.get("io", "collective"), params.get("access", "contiguous")
+        n = int(params.get("nprocs", MpiioKnobs.default("nprocs")))
+        layout = params.get("layout", MpiioKnobs.default("layout"))
+        io = params.get("io", MpiioKnobs.default("io"))
+        access = params.get("access", MpiioKnobs.default("access"))
         notes: list[str] = []
         if access == "block3d":
             if layout == "fpp":

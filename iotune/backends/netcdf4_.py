@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from iotune.backends._hdf5 import CACHE_KNOBS, resolve_file, resolve_layout
+from iotune.backends._hdf5 import CACHE_KNOBS, FILE_KNOBS, resolve_file, resolve_layout
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export
@@ -21,7 +21,7 @@ from iotune.model.spec import StorageSpec, Workload
 
 VARIABLE = "data"
 #: the HDF5 knobs netCDF-C lets a program set (nc_set_alignment, nc_set_var_chunk_cache)
-HDF5_KNOBS = ("alignment", "alignment_threshold", *CACHE_KNOBS)
+HDF5_KNOBS = tuple(k for k in NetCDF4Knobs.names() if k in (*FILE_KNOBS, *CACHE_KNOBS))
 
 
 class _NCWriter(Writer):
@@ -124,6 +124,7 @@ class NetCDF4Backend(SlabBackend):
     name = "netcdf4"
     library = "netCDF4"
     suffix = ".nc"
+    knobs = NetCDF4Knobs
     parameters = NetCDF4Knobs.names()
     description = "netCDF4 (HDF5) files via netCDF4-python"
 

@@ -21,6 +21,7 @@ import numpy as np
 from iotune.backends import exports_base, object_exports
 from iotune.backends.base import Reader, Selection, Writer, check_properties
 from iotune.backends.exports_base import launch_makers, make_all
+from iotune.backends.object_knobs import RawObjectKnobs
 from iotune.backends.objectbase import ObjectStoreBackend
 from iotune.backends.posix import _runs
 from iotune.core.errors import VerificationError
@@ -29,10 +30,6 @@ from iotune.model.spec import StorageSpec, Workload
 from iotune.objectstore.meter import Meter
 from iotune.objectstore.retry import retrying
 from iotune.objectstore.target import Target
-
-MiB = 2**20
-KNOBS = ("part_size", "request_concurrency", "coalesce")
-DEFAULTS = {"part_size": 8 * MiB, "request_concurrency": 8, "coalesce": MiB}
 
 
 def parts_of(size: int, part_size: int) -> int:
@@ -158,7 +155,8 @@ class RawObjectBackend(ObjectStoreBackend):
 
     name = "object"
     suffix = ".bin"
-    parameters = KNOBS
+    knobs = RawObjectKnobs
+    parameters = RawObjectKnobs.names()
     description = "raw objects: PUT whole or multipart, ranged GETs (obstore)"
 
     @classmethod
@@ -172,7 +170,7 @@ class RawObjectBackend(ObjectStoreBackend):
     ) -> dict[str, dict[str, Any]]:
         """obstore's PUT in parts, ranged GETs and ``get_ranges`` as measured (no layout)."""
         found = object_exports.object_makers(
-            settings, target, storage, object_exports.RAW, defaults=DEFAULTS
+            settings, target, storage, object_exports.RAW, defaults=RawObjectKnobs.defaults()
         )
         return make_all(found | launch_makers(settings, hints))
 
@@ -180,7 +178,7 @@ class RawObjectBackend(ObjectStoreBackend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        return {k: params.get(k, DEFAULTS[k]) for k in KNOBS}, []
+        return {k: params.get(k, d) for k, d in RawObjectKnobs.defaults().items()}, []
 
     def read_budget(self, params: Mapping[str, Any]) -> int:
         # a selection holds every part in flight: with smaller ones a full read would

@@ -222,6 +222,7 @@ class PosixBackend(SlabBackend):
     name = "posix"
     library = "os"
     suffix = ".bin"
+    knobs = PosixKnobs
     parameters = PosixKnobs.names()
     description = "raw C-order bytes via POSIX pwrite/pread (IOR-like baseline)"
 

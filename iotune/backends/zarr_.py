@@ -167,6 +167,7 @@ class ZarrBackend(SlabBackend):
     name = "zarr"
     library = "zarr"
     suffix = ".zarr"
+    knobs = ZarrKnobs
     parameters = ZarrKnobs.names()
     description = "Zarr format 3 directory stores via zarr-python"
     inapplicable = ("chunk_cache",)

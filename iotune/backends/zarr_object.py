@@ -19,6 +19,7 @@ from iotune.backends import exports_base, object_exports
 from iotune.backends.base import Reader, Writer
 from iotune.backends.exports_base import launch_makers, make_all
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.object_knobs import ZarrObjectKnobs, ZarrStoreKnobs
 from iotune.backends.objectbase import ObjectStoreBackend
 from iotune.backends.zarr_ import (
     VARIABLE,
@@ -31,13 +32,10 @@ from iotune.backends.zarr_ import (
 from iotune.model.spec import StorageSpec, Workload
 from iotune.objectstore.meter import Meter
 
-KNOBS = ("client", "request_concurrency", "consolidated")
-DEFAULTS = {"client": "obstore", "request_concurrency": 10, "consolidated": "off"}
-
 
 def _zarr_params(params: Mapping[str, Any]) -> dict[str, Any]:
     """The trial's parameters as the local Zarr backend reads them (async.concurrency)."""
-    translated = {k: v for k, v in params.items() if k not in KNOBS}
+    translated = {k: v for k, v in params.items() if k not in ZarrStoreKnobs.names()}
     return translated | {"request_concurrency": int(params["request_concurrency"])}
 
 
@@ -94,7 +92,8 @@ class ZarrObjectBackend(ObjectStoreBackend):
 
     name = "zarr-object"
     suffix = ".zarr"
-    parameters = (*(p for p in ZarrBackend.parameters if p != "request_concurrency"), *KNOBS)
+    knobs = ZarrObjectKnobs
+    parameters = ZarrObjectKnobs.names()
     inapplicable = ZarrBackend.inapplicable
     description = "Zarr format 3 on object storage via zarr's ObjectStore or FsspecStore"
 
@@ -109,7 +108,7 @@ class ZarrObjectBackend(ObjectStoreBackend):
     ) -> dict[str, dict[str, Any]]:
         """The layout exports, then writing and reading the store as measured."""
         found = object_exports.object_makers(
-            settings, target, storage, object_exports.ZARR, defaults=DEFAULTS
+            settings, target, storage, object_exports.ZARR, defaults=ZarrStoreKnobs.defaults()
         )
         return make_all(layout_makers(settings, target) | found | launch_makers(settings, hints))
 
@@ -118,7 +117,8 @@ class ZarrObjectBackend(ObjectStoreBackend):
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
         effective, notes = ZarrBackend.resolve(params, workload)
-        return effective | {k: params.get(k, DEFAULTS[k]) for k in KNOBS}, notes
+        own = {k: params.get(k, d) for k, d in ZarrStoreKnobs.defaults().items()}
+        return effective | own, notes
 
     def _store(self, path: Path, params: Mapping[str, Any], meter: Meter, *, read_only: bool):
         from iotune.objectstore.clients import zarr_store
