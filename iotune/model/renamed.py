@@ -15,8 +15,6 @@ import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from iotune.core.errors import DeprecatedOptionWarning, SpecError
 
 if TYPE_CHECKING:
@@ -120,13 +118,15 @@ def rename_results(ds: xr.Dataset) -> xr.Dataset:
     if old:
         ds = ds.rename({name: current(name) for name in old})
     for variable in RECORDS:
-        if variable in ds and _mentions_old_names(ds[variable].values):
-            ds[variable] = ds[variable].copy(data=_renamed_records(ds[variable].values))
+        if variable in ds:
+            values = ds[variable].values.astype(object)  # a longer name must not be cut
+            values.flat[:] = [_renamed_record(text) for text in values.flat]
+            ds[variable] = ds[variable].copy(data=values)
     if isinstance(ds.attrs.get("swept"), str):
         ds.attrs["swept"] = " ".join(current(name) for name in ds.attrs["swept"].split())
     for attr in ATTRS:
-        if _mentions_old_names(np.array([ds.attrs.get(attr)], dtype=object)):
-            ds.attrs[attr] = _renamed_records(np.array([ds.attrs[attr]], dtype=object))[0]
+        if attr in ds.attrs:
+            ds.attrs[attr] = _renamed_record(ds.attrs[attr])
     return ds
 
 
@@ -136,17 +136,11 @@ RECORDS = ("effective", "file_properties")
 ATTRS = ("fixed_parameters", "baseline")
 
 
-def _mentions_old_names(values: Any) -> bool:
-    return any(
-        f'"{name}"' in text for text in values.flat if isinstance(text, str) for name in RENAMED
-    )
-
-
-def _renamed_records(values: Any) -> Any:
-    out = values.astype(object)  # a longer name must not be cut to the old fixed width
-    for index, text in enumerate(values.flat):
-        if not isinstance(text, str) or not text.startswith("{"):
-            continue
-        record = json.loads(text)
-        out.flat[index] = json.dumps({current(k): v for k, v in record.items()})
-    return out
+def _renamed_record(text: Any) -> Any:
+    """A JSON record with today's parameter names (anything else as it is)."""
+    if not isinstance(text, str) or not any(f'"{name}"' in text for name in RENAMED):
+        return text
+    record = json.loads(text)
+    if not isinstance(record, dict):
+        return text
+    return json.dumps({current(k): v for k, v in record.items()})
