@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from iotune.backends import get_backend
-from iotune.backends.exports_base import Target
+from iotune.backends.exports_base import Target, make_all
+from iotune.backends.loader_exports import loader_makers
 from iotune.core.errors import UsageError
 from iotune.model.spec import StorageSpec
 
@@ -25,6 +26,7 @@ def all_exports(
     *,
     hints: Mapping[str, Any] | None = None,
     storage: StorageSpec | None = None,
+    batches: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Every export of the point's backend that applies, keyed by name.
 
@@ -34,7 +36,9 @@ def all_exports(
     point without one has no exports, one whose backend is not installed here one
     ``unavailable`` entry saying so.
     ``hints``: the point's MPI-IO hints; ``storage``: the object store the sweep
-    measured (:func:`iotune.analysis.points.storage_of`).
+    measured (:func:`iotune.analysis.points.storage_of`); ``batches``: the sweep's
+    ``read.batches`` when it read that pattern, which adds the ``Dataset`` class and
+    ``DataLoader`` line (:mod:`iotune.backends.loader_exports`).
     """
     name = settings.get("backend")
     if not name:
@@ -43,4 +47,7 @@ def all_exports(
         backend = get_backend(str(name))
     except UsageError as err:  # results of a plugin that is not installed here
         return {"exports": {"unavailable": f"{err}; install it to see its exports"}}
-    return backend.exports(settings, target, hints=hints, storage=storage)
+    found = backend.exports(settings, target, hints=hints, storage=storage)
+    if batches is None:
+        return found
+    return found | make_all(loader_makers(backend, settings, target, batches))

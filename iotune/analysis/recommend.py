@@ -29,6 +29,7 @@ from iotune.analysis.points import (
 from iotune.core.errors import RecommendError
 from iotune.model.objective import Objective
 from iotune.results.accessor import plain  # and ds.iotune
+from iotune.results.batches import batches_of
 from iotune.results.objective import Candidate
 from iotune.results.stats import ALPHA
 
@@ -209,6 +210,7 @@ def recommend_with(
             target_of(ds, variable),
             hints=hints_of(ds, winner.settings),
             storage=storage_of(ds),
+            batches=batches_of(ds),
         ),
         current=current,
     )

@@ -33,6 +33,8 @@ _TITLES = {
     "object_put": "obstore PUT (parts in flight)",
     "object_get": "obstore ranged GETs (parts in flight)",
     "object_get_ranges": "obstore get_ranges (coalesced)",
+    "torch_dataset": "map-style Dataset (the batches pattern's samples)",
+    "torch_dataloader": "PyTorch DataLoader (as the batches pattern read)",
 }
 
 

@@ -164,6 +164,23 @@ class Backend(ABC):
         return {}
 
     @classmethod
+    def loader_open(cls, target: exports_base.Target) -> tuple[str, list[str]]:
+        """How an exported ``Dataset`` opens ``target`` in a loader worker.
+
+        Returns the import line and the lines that bind ``self._array`` (indexed by
+        a tuple of slices, giving raw values as NumPy) from ``self.path``
+        (:mod:`iotune.backends.loader_exports`).
+
+        Raises
+        ------
+        NotApplicable
+            The format has no such export (the default).
+        """
+        from iotune.core.errors import NotApplicable
+
+        raise NotApplicable(f"{cls.name} has no Dataset export for the batches pattern")
+
+    @classmethod
     @abstractmethod
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload

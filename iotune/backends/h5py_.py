@@ -29,7 +29,7 @@ from iotune.backends.base import (
     check_properties,
 )
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
-from iotune.backends.h5py_exports import h5netcdf_open_export, h5py_code
+from iotune.backends.h5py_exports import h5netcdf_open_export, h5py_code, h5py_loader_open
 from iotune.backends.knobs import H5pyKnobs
 from iotune.backends.layout_exports import layout_makers
 from iotune.core.errors import NotApplicable, VerificationError
@@ -172,6 +172,10 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
     parameters = H5pyKnobs.names()
     description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
     rank_program = "iotune.backends.h5py_rank"
+
+    @classmethod
+    def loader_open(cls, target: Target) -> tuple[str, list[str]]:
+        return h5py_loader_open(target)
 
     @classmethod
     def exports(

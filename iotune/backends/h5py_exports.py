@@ -157,3 +157,11 @@ def h5repack_file_args(settings: Mapping[str, Any]) -> list[str]:
         args.append(f"--low={H5REPACK_LIBVER[libver]}")
     # fill_time, alloc_time and sieve_buf_size have no h5repack option: see the h5py export
     return args
+
+
+def h5py_loader_open(target: Target) -> tuple[str, list[str]]:
+    """A loader worker's h5py open of the dataset."""
+    return "import h5py", [
+        'self._file = h5py.File(self.path, "r")',
+        f"self._array = self._file[{target.variable!r}]",
+    ]

@@ -14,6 +14,7 @@ from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export
 from iotune.backends.knobs import NetCDF4Knobs
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.netcdf4_exports import netcdf4_loader_open
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs, quantize
@@ -127,6 +128,10 @@ class NetCDF4Backend(SlabBackend):
     knobs = NetCDF4Knobs
     parameters = NetCDF4Knobs.names()
     description = "netCDF4 (HDF5) files via netCDF4-python"
+
+    @classmethod
+    def loader_open(cls, target: Target) -> tuple[str, list[str]]:
+        return netcdf4_loader_open(target)
 
     @classmethod
     def exports(

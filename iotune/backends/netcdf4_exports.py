@@ -119,3 +119,12 @@ def nccopy_file_args(settings: Mapping[str, Any]) -> list[str]:
         raise NotApplicable("nccopy cannot quantise; use the netCDF4-python export")
     fmt = settings.get("format")
     return ["-k", NCCOPY_KINDS[fmt]] if fmt else []
+
+
+def netcdf4_loader_open(target: Target) -> tuple[str, list[str]]:
+    """A loader worker's netCDF4-python open: raw values, as iotune's reader reads them."""
+    return "import netCDF4", [
+        'self._file = netCDF4.Dataset(self.path, "r")',
+        f"self._array = self._file.variables[{target.variable!r}]",
+        "self._array.set_auto_maskandscale(False)",
+    ]

@@ -19,7 +19,7 @@ from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_p
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.knobs import ZarrKnobs
 from iotune.backends.layout_exports import layout_makers
-from iotune.backends.zarr_exports import zarr_array_code, zarr_config_code
+from iotune.backends.zarr_exports import zarr_array_code, zarr_config_code, zarr_loader_open
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs, quantize
@@ -171,6 +171,10 @@ class ZarrBackend(SlabBackend):
     parameters = ZarrKnobs.names()
     description = "Zarr format 3 directory stores via zarr-python"
     inapplicable = ("chunk_cache",)
+
+    @classmethod
+    def loader_open(cls, target: Target) -> tuple[str, list[str]]:
+        return zarr_loader_open(target)
 
     @classmethod
     def exports(

@@ -89,3 +89,10 @@ def zarr_array_code(settings: Mapping[str, Any], target: Target) -> str:
         + ", ".join(args)
         + ")"
     )
+
+
+def zarr_loader_open(target: Target) -> tuple[str, list[str]]:
+    """A loader worker's zarr open of the array in the store's group."""
+    return "import zarr", [
+        f'self._array = zarr.open_array(self.path, path={target.variable!r}, mode="r")'
+    ]

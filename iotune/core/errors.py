@@ -111,6 +111,10 @@ class ConcurrencyError(IotuneError):
     """A concurrent writer or reader failed; the message carries its reason."""
 
 
+class LoaderError(IotuneError):
+    """A loader worker of the batches pattern failed or died; the message says which and why."""
+
+
 class MpiError(IotuneError):
     """A launched MPI trial failed; the message carries the failing rank's reason."""
 

@@ -100,6 +100,26 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         0.125,
         generic=True,
     ),
+    # the batches read pattern's loader (runner/loader.py), as torch's DataLoader names them;
+    # the spec refuses them in sweeps without that pattern (specfile/batches.py)
+    ParameterDef(
+        "workers",
+        "count",
+        "parallel",
+        "loader worker processes (batches pattern; 0: in the trial's process)",
+        parsers.count(0, 64),
+        2,
+        generic=True,
+    ),
+    ParameterDef(
+        "prefetch",
+        "count",
+        "parallel",
+        "batches in flight per loader worker (batches pattern)",
+        parsers.count(1, 64),
+        2,
+        generic=True,
+    ),
     # parallel I/O (the mpiio backend; IOR's vocabulary)
     ParameterDef("nprocs", "count", "parallel", "MPI processes", parsers.count(1, 65536), 4),
     ParameterDef("bytes_per_rank", "size", "parallel", "bytes per rank", parsers.positive, "4MiB"),

@@ -18,7 +18,7 @@ from iotune.core.units import chunk_label
 SPEC_VERSION = 1
 DTYPES = ("int16", "int32", "uint16", "float32", "float64")
 FIELDS = ("smooth", "random", "zeros", "file")
-PATTERNS = ("full", "spatial", "timeseries", "random")
+PATTERNS = ("full", "spatial", "timeseries", "random", "batches")
 CACHE_MODES = ("cold", "warm")
 #: how repeats of different trials are ordered (``auto``: interleaved where that costs
 #: nothing, i.e. trials run in a worker's own process; launched and concurrent trials
@@ -77,6 +77,15 @@ class ExecutionSpec:
     def contended(self) -> bool:
         return self.executor == "dask" and self.per_host > 1
 
+    @property
+    def cluster_kind(self) -> str:
+        """Where the trials ran: none (serial), local, scheduler, or the jobqueue kind."""
+        if self.executor != "dask":
+            return "none"
+        if self.cluster:
+            return str(self.cluster["kind"])
+        return "scheduler" if self.scheduler else "local"
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -112,12 +121,49 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class BatchSpec:
+    """The ``batches`` pattern: samples drawn in batches, as a training loop reads them.
+
+    ``sample`` is the extent of one sample per named dimension (dimensions not
+    named are whole): ``(("time", 1),)`` is one map per sample, a window of every
+    dimension tiles the array into boxes.  A repeat reads ``batches`` batches of
+    ``batch`` samples, in a random order from the workload seed with ``shuffle``,
+    else in order.
+    """
+
+    sample: tuple[tuple[str, int], ...] = ()
+    batch: int = 32
+    batches: int = 20
+    shuffle: bool = True
+
+    def __post_init__(self) -> None:
+        for dim, size in self.sample:
+            if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+                raise ValueError(f"read.batches.sample.{dim}: {size!r}; allowed: an integer >= 1")
+        for name in ("batch", "batches"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"read.batches.{name}: {value!r}; allowed: an integer >= 1")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sample": dict(self.sample),
+            "batch": self.batch,
+            "batches": self.batches,
+            "shuffle": self.shuffle,
+        }
+
+
+@dataclass(frozen=True)
 class ReadSpec:
     patterns: tuple[str, ...] = ("full",)
     spatial: tuple[tuple[str, float], ...] = ()
     timeseries_pixels: int = 16
     random_ops: int = 64
     random_shape: tuple[tuple[str, int], ...] = ()
+    #: the ``batches`` pattern's configuration; out of the repr (the digest's ``read``),
+    #: so sweeps without it keep their digest: :meth:`Sweep.digest` adds it when set
+    batches: BatchSpec | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -317,4 +363,6 @@ class Sweep:
             data["search"] = self.search.key()
         if self.storage is not None:  # likewise for sweeps on local storage
             data["storage"] = self.storage.key()
+        if self.read.batches is not None:  # likewise for sweeps without the batches pattern
+            data["batches"] = self.read.batches.to_dict()
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

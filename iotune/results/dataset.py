@@ -22,6 +22,7 @@ from iotune.model import parameters
 from iotune.model.records import TrialResult
 from iotune.model.renamed import rename_results
 from iotune.model.spec import MeasureSpec
+from iotune.results import batches as batch_results
 from iotune.results import objectstore as object_results
 from iotune.runner.plan import Plan
 
@@ -111,6 +112,7 @@ def to_dataset(
     ds.attrs.update(mpi_attrs)
     if sweep.storage is not None:  # requests, bytes and first bytes of object-store trials
         ds = object_results.assign(ds, plan, done)
+    ds = batch_results.assign(ds, plan, done)  # samples/s and first batch, with that pattern
     if probes:
         from iotune.results.noise import noise_variables
 
@@ -329,7 +331,7 @@ def _attrs(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[str,
         "fsync": str(sweep.measure.fsync).lower(),
         "max_cold_residency": sweep.measure.max_cold_residency,
         "executor": sweep.execution.executor,
-        "cluster": _cluster_kind(sweep.execution),
+        "cluster": sweep.execution.cluster_kind,
         "per_host": sweep.execution.per_host,
         "contended": str(sweep.execution.contended).lower(),
         **({"baseline": json.dumps(sweep.baseline)} if sweep.baseline else {}),
@@ -388,12 +390,3 @@ def open_results(path: str | Path) -> xr.Dataset:
             f"{target} has schema_version {shown!r}; this iotune reads {SCHEMA_VERSION}"
         )
     return rename_results(ds)
-
-
-def _cluster_kind(execution: Any) -> str:
-    """Where the trials ran: none (serial), local, scheduler, or the jobqueue kind."""
-    if execution.executor != "dask":
-        return "none"
-    if execution.cluster:
-        return str(execution.cluster["kind"])
-    return "scheduler" if execution.scheduler else "local"

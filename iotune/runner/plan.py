@@ -115,6 +115,9 @@ def resolve_point(backend: str, given: dict[str, Any], sweep: Sweep):
         for k in given
         if k not in cls.parameters and k not in runner
     ]
+    if generic.get("prefetch") is not None and not generic.get("workers"):
+        generic["prefetch"] = None  # batches read in the trial's process: none in flight
+        foreign.append("prefetch does not apply with workers 0")
     try:
         effective, notes = cls.resolve(own, sweep.workload_at(given.get("fidelity")))
     except NotApplicable as err:

@@ -20,6 +20,7 @@ from iotune.measuring.checksum import checksum
 from iotune.measuring.data import SLAB_BUDGET, Field, slab_length
 from iotune.model.quantize import ErrorMeter, Quantize
 from iotune.model.records import TrialResult, TrialTask
+from iotune.runner.loader import read_batches
 
 MiB = 2**20
 
@@ -163,6 +164,8 @@ def read_once(
 ) -> dict[str, Any]:
     """Read ``pattern`` once; ``evict=False`` when the caller prepared the cache."""
     cache, fraction = prepare_cache(task, backend.paths(path)) if evict else ("", float("nan"))
+    if pattern == "batches":  # samples in batches, by loader workers
+        return read_batches(task, backend, path) | {"resident_fraction": fraction, "cache": cache}
     params = task.trial.params
     budget = backend.read_budget(params) or SLAB_BUDGET
     selections = access.selections(

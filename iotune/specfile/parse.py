@@ -32,6 +32,7 @@ from iotune.model.spec import (
     Workload,
 )
 from iotune.specfile.baseline import parse_baseline
+from iotune.specfile.batches import check_loader_knobs, parse_batches
 from iotune.specfile.execution import parse_execution
 from iotune.specfile.hints import check_hint_names, parse_hint_sets
 from iotune.specfile.parameters import parse_parameters
@@ -103,7 +104,9 @@ def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
 
 
 def parse_read(value: object, workload: Workload) -> ReadSpec:
-    data = mapping(section(value), "read", ("patterns", "spatial", "timeseries", "random"))
+    data = mapping(
+        section(value), "read", ("patterns", "spatial", "timeseries", "random", "batches")
+    )
     patterns = data.get("patterns", ["full"])
     if isinstance(patterns, str):
         patterns = [patterns]
@@ -139,7 +142,10 @@ def parse_read(value: object, workload: Workload) -> ReadSpec:
         )
         for d, n in box.items()
     )
-    return ReadSpec(parsed, tuple(spatial), pixels, ops, shape)
+    if "batches" in data and "batches" not in parsed:
+        raise fail("read.batches", "configures the batches pattern; add batches to read.patterns")
+    batches = parse_batches(data.get("batches"), workload) if "batches" in parsed else None
+    return ReadSpec(parsed, tuple(spatial), pixels, ops, shape, batches=batches)
 
 
 def parse_measure(value: object) -> MeasureSpec:
@@ -254,6 +260,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
             if param.name == "hints":
                 check_hint_names(param.values, hints, swept=param.swept)
         read = parse_read(data.get("read"), workload)
+        check_loader_knobs(parameters, read)
         metrics = ("write", *(f"read:{p}" for p in read.patterns))
         storage = parse_storage(data["storage"]) if "storage" in data else None
         check_backends(storage, backends)

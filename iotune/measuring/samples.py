@@ -1,0 +1,73 @@
+"""The samples of the ``batches`` pattern: where each lies, and the batches a repeat reads.
+
+The array is tiled by the sample's extents (dimensions the spec does not name
+are whole), so sample ``i`` of a map-style dataset is the ``i``-th tile in C
+order: with ``{time: 1}`` it is step ``i``, with a window it is a box.  A
+repeat reads ``batch x batches`` of them, in a random order from the workload
+seed (``shuffle``) or in order, so every trial of a sweep reads the same samples.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from iotune.measuring.access import Selection
+from iotune.model.spec import BatchSpec, Workload
+
+
+@dataclass(frozen=True)
+class Samples:
+    """The tiling of an array into samples of one shape."""
+
+    shape: tuple[int, ...]
+    extents: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.shape) != len(self.extents) or not all(
+            1 <= e <= n for e, n in zip(self.extents, self.shape, strict=True)
+        ):
+            raise ValueError(f"sample extents {self.extents} do not fit an array {self.shape}")
+
+    @classmethod
+    def of(cls, workload: Workload, spec: BatchSpec) -> Samples:
+        """The samples ``spec`` draws from ``workload``."""
+        named = dict(spec.sample)
+        extents = tuple(named.get(d, n) for d, n in zip(workload.dims, workload.shape, strict=True))
+        return cls(tuple(workload.shape), extents)
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        """Samples along each dimension (a remainder shorter than a sample is left out)."""
+        return tuple(n // e for n, e in zip(self.shape, self.extents, strict=True))
+
+    def __len__(self) -> int:
+        return math.prod(self.grid)
+
+    def selection(self, index: int) -> Selection:
+        """The selection of sample ``index`` (``0 <= index < len(self)``)."""
+        origin = np.unravel_index(index, self.grid)
+        return tuple(
+            slice(int(o) * e, int(o) * e + e) for o, e in zip(origin, self.extents, strict=True)
+        )
+
+
+def batch_indices(workload: Workload, spec: BatchSpec) -> list[list[int]]:
+    """The sample indices of each batch of one repeat, in the order they are read.
+
+    Raises
+    ------
+    ValueError
+        The workload holds fewer samples than the batches need (a smaller
+        ``fidelity`` than the spec was checked against).
+    """
+    count, wanted = len(Samples.of(workload, spec)), spec.batch * spec.batches
+    if wanted > count:
+        raise ValueError(f"{wanted} samples wanted; the workload holds {count}")
+    if spec.shuffle:
+        order = np.random.default_rng([workload.seed, 0xBA7C4]).permutation(count)[:wanted]
+    else:
+        order = np.arange(wanted)
+    return order.reshape(spec.batches, spec.batch).tolist()

@@ -1,0 +1,72 @@
+"""The results variables only sweeps with the ``batches`` read pattern have.
+
+Kept apart from :mod:`iotune.results.dataset` so other sweeps keep exactly
+the schema they had.  Both variables lie along the same dimensions as
+``read_MiBps`` (NaN for the other patterns); the pattern's configuration is
+the ``batches`` attribute (JSON), which ``recommend`` exports from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from iotune.model.records import TrialResult
+    from iotune.runner.plan import Plan
+
+PATTERN = "batches"
+#: name -> (key of a read entry, units, long_name), per repeat
+VARIABLES = {
+    "read_samples_per_s": ("samples_per_s", "1/s", "samples delivered per second (batches)"),
+    "read_first_batch_s": (
+        "first_batch_s",
+        "s",
+        "time to the first batch, loader workers' start included (batches)",
+    ),
+}
+
+
+def assign(ds: xr.Dataset, plan: Plan, done: Mapping[str, TrialResult]) -> xr.Dataset:
+    """``ds`` with the batches variables and the ``batches`` attribute; as it was without."""
+    sweep = plan.sweep
+    patterns = sweep.read.patterns
+    if PATTERN not in patterns:
+        return ds
+    pdims = plan.dims
+    shape = tuple(len(plan.coords[d]) for d in pdims)
+    p = patterns.index(PATTERN)
+    arrays = {n: np.full((*shape, len(patterns), sweep.measure.most), np.nan) for n in VARIABLES}
+    for point in plan.points:
+        result = done.get(point.trial_id) if point.trial_id else None
+        if result is None or result.status != "ok":
+            continue
+        index = tuple(plan.coords[d].index(point.coords[d]) for d in pdims)
+        runs = result.reads.get(PATTERN, [])
+        for name, (key, *_rest) in VARIABLES.items():
+            arrays[name][(*index, p, slice(0, len(runs)))] = [r.get(key, np.nan) for r in runs]
+    dims = (*pdims, "pattern", "repeat")
+    data_vars: dict[str, Any] = {
+        name: (dims, arrays[name], {"units": units, "long_name": long})
+        for name, (_key, units, long) in VARIABLES.items()
+    }
+    ds = ds.assign(data_vars)
+    if sweep.read.batches is not None:
+        ds.attrs["batches"] = json.dumps(sweep.read.batches.to_dict())
+    return ds
+
+
+def batches_of(ds: xr.Dataset) -> dict[str, Any] | None:
+    """The ``read.batches`` a results Dataset measured, ``None`` without the pattern."""
+    if "pattern" not in ds.coords or PATTERN not in [str(p) for p in ds["pattern"].values]:
+        return None
+    try:
+        found = json.loads(str(ds.attrs.get("batches") or "{}"))
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None

@@ -1,0 +1,298 @@
+"""The ``batches`` pattern, read the way torch's DataLoader reads a map-style dataset.
+
+With ``workers: 0`` the trial's process opens the store and reads batch after
+batch.  Otherwise, as ``_MultiProcessingDataLoaderIter`` does, ``workers``
+processes each open the store once (the backend's own reader) and assemble
+whole batches; batch ``k`` goes to worker ``k % workers``, at most
+``prefetch * workers`` batches are outstanding (one more is handed out as each
+arrives), and batches come back in order.  Each worker has its own result pipe,
+fed by a sender thread as a ``multiprocessing.Queue`` is, so a worker runs
+ahead while the trial takes earlier batches, and a worker that dies is seen at
+once (its pipe ends, its sentinel fires) instead of blocking the trial.
+
+Workers start from a fork server (fork is unsafe in a threaded process; HDF5
+and zarr start threads), which has imported this module and the backend's
+library, so a worker starts as quickly as a forked one.  The timed span runs
+from starting the workers to the last batch in hand, as iterating a DataLoader
+without persistent workers does; stopping them is not timed.  Workers are
+stopped when the read ends, fails or is interrupted; they also die with the
+fork server, which dies with the trial's process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import signal
+import threading
+import time
+from multiprocessing import connection
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iotune.backends import get_backend
+from iotune.backends.base import Backend, SlabBackend
+from iotune.backends.objectbase import ObjectStoreBackend
+from iotune.core.errors import LoaderError, one_line
+from iotune.core.processes import die_with_parent
+from iotune.measuring.samples import Samples, batch_indices
+from iotune.model.records import TrialTask
+from iotune.model.spec import BatchSpec
+
+MiB = 2**20
+#: how a worker starts: never plain fork (see the module's docstring)
+START_METHOD = "forkserver"
+#: seconds a worker has to finish after being told to stop, before it is killed
+STOP_GRACE_S = 5.0
+
+
+def batch_spec(task: TrialTask) -> BatchSpec:
+    """The trial's ``read.batches`` (defaults: one step of the first dimension per sample)."""
+    return task.read.batches or BatchSpec(((task.workload.dims[0], 1),))
+
+
+def read_batches(task: TrialTask, backend: SlabBackend, path: Path) -> dict[str, Any]:
+    """Read one repeat of the batches pattern; the read entry without its cache keys.
+
+    Raises
+    ------
+    LoaderError
+        A worker failed (its reason) or died (its exit code or signal).
+    """
+    spec = batch_spec(task)
+    samples = Samples.of(task.workload, spec)
+    batches = batch_indices(task.workload, spec)
+    workers = int(task.trial.params.get("workers") or 0)
+    c0 = time.process_time()
+    if workers == 0:
+        first, total, delivered, traffic = _in_process(task, backend, path, samples, batches)
+    else:
+        prefetch = int(task.trial.params.get("prefetch") or 2)
+        first, total, delivered = _with_workers(task, path, batches, workers, prefetch)
+        traffic = None  # each worker's requests stay in the worker
+    count = spec.batch * spec.batches
+    return (traffic or {}) | {
+        "s": total,
+        "cpu_s": time.process_time() - c0,
+        "bytes": delivered,
+        "ops": count,
+        "MiBps": delivered / MiB / total,
+        "ops_per_s": count / total,
+        "samples_per_s": count / total,
+        "first_batch_s": first,
+    }
+
+
+def _in_process(
+    task: TrialTask, backend: SlabBackend, path: Path, samples: Samples, batches: list[list[int]]
+) -> tuple[float, float, int, dict[str, Any] | None]:
+    """``workers: 0``: the trial's process reads every batch itself."""
+    first, delivered = 0.0, 0
+    t0 = time.perf_counter()
+    reader = backend.open_reader(path, task.workload, task.trial.params)
+    try:
+        for indices in batches:
+            batch = np.stack([reader.read(samples.selection(i)) for i in indices])
+            delivered += batch.nbytes
+            first = first or time.perf_counter() - t0
+            del batch  # as a training step drops its batch before the next
+    finally:
+        reader.close()
+    return first, time.perf_counter() - t0, delivered, reader.traffic()
+
+
+class _Pool:
+    """The worker processes of one read, with a pipe each way per worker."""
+
+    def __init__(self, task: TrialTask, path: Path, workers: int) -> None:
+        if multiprocessing.current_process().daemon:
+            raise LoaderError(
+                "workers > 0 needs a trial process that may start processes; this one is "
+                "daemonic (dask: set distributed.worker.daemon to false) - allowed: workers 0"
+            )
+        context = multiprocessing.get_context(START_METHOD)
+        self.procs: list[Any] = []
+        self.jobs: list[connection.Connection] = []
+        self.results: list[connection.Connection] = []
+        for w in range(workers):
+            jobs_out, jobs_in = context.Pipe(duplex=False)
+            results_out, results_in = context.Pipe(duplex=False)
+            proc = context.Process(
+                target=work,
+                args=(task, str(path), jobs_out, results_in),
+                name=f"iotune-loader-{w}",
+                daemon=True,
+            )
+            self.procs.append(proc)
+            proc.start()
+            # only the worker holds these ends: its exit then ends our side of the pipes
+            jobs_out.close()
+            results_in.close()
+            self.jobs.append(jobs_in)
+            self.results.append(results_out)
+
+    def send(self, k: int, indices: list[int]) -> None:
+        try:
+            self.jobs[k % len(self.jobs)].send((k, indices))
+        except OSError:  # its pipe is broken: the worker is gone
+            raise LoaderError(self._died(k % len(self.jobs), k)) from None
+
+    def receive(self, k: int) -> bytes:
+        """Batch ``k``'s bytes, from the worker it went to."""
+        w = k % len(self.procs)
+        pipe, proc = self.results[w], self.procs[w]
+        if not pipe.poll():
+            connection.wait([pipe, proc.sentinel])
+        try:
+            header = pipe.recv()
+            if header[0] == "ok":
+                return pipe.recv_bytes()
+        except (EOFError, OSError):
+            raise LoaderError(self._died(w, k)) from None
+        raise LoaderError(f"loader worker {w} failed on batch {k}: {header[2]}")
+
+    def _died(self, w: int, k: int) -> str:
+        proc = self.procs[w]
+        proc.join(1.0)
+        code = proc.exitcode
+        how = f"exit code {code}"
+        if code is not None and code < 0:
+            how = (
+                signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
+            )
+        return f"loader worker {w} (pid {proc.pid}) died ({how}) before delivering batch {k}"
+
+    def stop(self) -> None:
+        """Tell every worker to stop, then kill those that do not within the grace time."""
+        for jobs in self.jobs:
+            try:
+                jobs.send(None)
+            except OSError:
+                pass  # that worker is gone already
+            jobs.close()
+        deadline = time.monotonic() + STOP_GRACE_S
+        for proc in self.procs:
+            proc.join(max(0.0, deadline - time.monotonic()))
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        for pipe in self.results:
+            pipe.close()
+
+
+def _with_workers(
+    task: TrialTask, path: Path, batches: list[list[int]], workers: int, prefetch: int
+) -> tuple[float, float, int]:
+    """``workers > 0``: worker processes assemble batches, ``prefetch`` each in flight."""
+    _start_server(task.trial.backend)
+    first, delivered = 0.0, 0
+    t0 = time.perf_counter()
+    pool = _Pool(task, path, workers)
+    try:
+        sent = min(prefetch * workers, len(batches))
+        for k in range(sent):
+            pool.send(k, batches[k])
+        for k in range(len(batches)):
+            data = pool.receive(k)
+            delivered += len(data)
+            first = first or time.perf_counter() - t0
+            del data
+            if sent < len(batches):
+                pool.send(sent, batches[sent])
+                sent += 1
+        total = time.perf_counter() - t0
+    finally:
+        pool.stop()
+    return first, total, delivered
+
+
+def _start_server(backend: str) -> None:
+    """Start the fork server with this module and the backend's library loaded (untimed).
+
+    Once per process: the server imports them before it forks its first worker,
+    so a first process is started and waited for here, outside any timed span.
+    """
+    global _SERVER_READY
+    if _SERVER_READY:
+        return
+    cls = get_backend(backend)
+    context = multiprocessing.get_context(START_METHOD)
+    context.set_forkserver_preload([__name__, cls.__module__, cls.library])
+    probe = context.Process(target=_nothing, name="iotune-loader-start", daemon=True)
+    probe.start()
+    probe.join()
+    _SERVER_READY = True
+
+
+#: whether this process's fork server has started and loaded its modules
+_SERVER_READY = False
+
+
+def _nothing() -> None:
+    """What the first process of a fork server runs: nothing (it is started to be waited for)."""
+
+
+def _make_backend(task: TrialTask) -> Backend:
+    backend = get_backend(task.trial.backend)()
+    if task.storage is not None and isinstance(backend, ObjectStoreBackend):
+        backend.bind(task.storage, Path(task.scratch))
+    return backend
+
+
+def work(task: TrialTask, path: str, jobs: Any, results: Any) -> None:
+    """A worker: open the store once, then read each batch it is handed until told to stop."""
+    die_with_parent()
+    outbox: queue.SimpleQueue = queue.SimpleQueue()
+    sender = threading.Thread(target=_send, args=(outbox, results), daemon=True)
+    sender.start()
+    try:
+        backend = _make_backend(task)
+        assert isinstance(backend, SlabBackend)
+        reader = backend.open_reader(Path(path), task.workload, task.trial.params)
+    except Exception as err:
+        outbox.put(("error", -1, f"cannot open the store: {one_line(err)}"))
+        outbox.put(None)
+        sender.join()
+        return
+    samples = Samples.of(task.workload, batch_spec(task))
+    try:
+        _serve(jobs, reader, samples, outbox)
+    finally:
+        reader.close()
+        outbox.put(None)
+        sender.join()
+
+
+def _serve(jobs: Any, reader: Any, samples: Samples, outbox: Any) -> None:
+    while True:
+        try:
+            job = jobs.recv()
+        except EOFError:  # the trial's process is gone
+            return
+        if job is None:
+            return
+        k, indices = job
+        try:
+            batch = np.stack([reader.read(samples.selection(i)) for i in indices])
+        except Exception as err:
+            outbox.put(("error", k, one_line(err)))
+            return
+        outbox.put(("ok", k, batch))
+
+
+def _send(outbox: Any, results: Any) -> None:
+    """The worker's sender thread: headers and batch bytes to the trial, in order."""
+    while True:
+        item = outbox.get()
+        if item is None:
+            return
+        try:
+            if item[0] == "ok":
+                results.send(("ok", item[1]))
+                results.send_bytes(item[2])
+            else:
+                results.send(item)
+        except OSError:  # the trial stopped reading: nothing left to deliver to
+            return
