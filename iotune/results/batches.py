@@ -48,8 +48,9 @@ def assign(ds: xr.Dataset, plan: Plan, done: Mapping[str, TrialResult]) -> xr.Da
             continue
         index = tuple(plan.coords[d].index(point.coords[d]) for d in pdims)
         runs = result.reads.get(PATTERN, [])
+        where: tuple = (*index, p, slice(0, len(runs)))
         for name, (key, *_rest) in VARIABLES.items():
-            arrays[name][(*index, p, slice(0, len(runs)))] = [r.get(key, np.nan) for r in runs]
+            arrays[name][where] = [r.get(key, np.nan) for r in runs]
     dims = (*pdims, "pattern", "repeat")
     data_vars: dict[str, Any] = {
         name: (dims, arrays[name], {"units": units, "long_name": long})

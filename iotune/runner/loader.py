@@ -112,7 +112,7 @@ class _Pool:
                 "workers > 0 needs a trial process that may start processes; this one is "
                 "daemonic (dask: set distributed.worker.daemon to false) - allowed: workers 0"
             )
-        context = multiprocessing.get_context(START_METHOD)
+        context: Any = multiprocessing.get_context(START_METHOD)
         self.procs: list[Any] = []
         self.jobs: list[connection.Connection] = []
         self.results: list[connection.Connection] = []
@@ -218,7 +218,7 @@ def _start_server(backend: str) -> None:
     if _SERVER_READY:
         return
     cls = get_backend(backend)
-    context = multiprocessing.get_context(START_METHOD)
+    context: Any = multiprocessing.get_context(START_METHOD)
     context.set_forkserver_preload([__name__, cls.__module__, cls.library])
     probe = context.Process(target=_nothing, name="iotune-loader-start", daemon=True)
     probe.start()
