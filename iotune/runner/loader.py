@@ -21,6 +21,7 @@ fork server, which dies with the trial's process.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import queue
 import signal
@@ -106,16 +107,19 @@ def _in_process(
 class _Pool:
     """The worker processes of one read, with a pipe each way per worker."""
 
-    def __init__(self, task: TrialTask, path: Path, workers: int) -> None:
+    def __init__(self) -> None:
+        self.procs: list[Any] = []
+        self.jobs: list[connection.Connection] = []
+        self.results: list[connection.Connection] = []
+
+    def start(self, task: TrialTask, path: Path, workers: int) -> None:
+        """Start ``workers`` processes reading ``path`` (stop them with :meth:`stop`)."""
         if multiprocessing.current_process().daemon:
             raise LoaderError(
                 "workers > 0 needs a trial process that may start processes; this one is "
                 "daemonic (dask: set distributed.worker.daemon to false) - allowed: workers 0"
             )
         context: Any = multiprocessing.get_context(START_METHOD)
-        self.procs: list[Any] = []
-        self.jobs: list[connection.Connection] = []
-        self.results: list[connection.Connection] = []
         for w in range(workers):
             jobs_out, jobs_in = context.Pipe(duplex=False)
             results_out, results_in = context.Pipe(duplex=False)
@@ -125,13 +129,14 @@ class _Pool:
                 name=f"iotune-loader-{w}",
                 daemon=True,
             )
-            self.procs.append(proc)
-            proc.start()
-            # only the worker holds these ends: its exit then ends our side of the pipes
-            jobs_out.close()
-            results_in.close()
             self.jobs.append(jobs_in)
             self.results.append(results_out)
+            self.procs.append(proc)
+            try:
+                proc.start()
+            finally:  # only the worker holds these ends: its exit then ends our side of the pipes
+                jobs_out.close()
+                results_in.close()
 
     def send(self, k: int, indices: list[int]) -> None:
         try:
@@ -164,16 +169,20 @@ class _Pool:
             )
         return f"loader worker {w} (pid {proc.pid}) died ({how}) before delivering batch {k}"
 
-    def stop(self) -> None:
-        """Tell every worker to stop, then kill those that do not within the grace time."""
+    def stop(self, grace: float) -> None:
+        """Tell every worker to stop, then kill those still running after ``grace`` seconds.
+
+        Workers told to stop first finish the batches they were handed: after a
+        failure (``grace`` 0) they are killed at once.
+        """
         for jobs in self.jobs:
-            try:
+            with contextlib.suppress(OSError):  # that worker is gone already
                 jobs.send(None)
-            except OSError:
-                pass  # that worker is gone already
             jobs.close()
-        deadline = time.monotonic() + STOP_GRACE_S
+        deadline = time.monotonic() + grace
         for proc in self.procs:
+            if proc.pid is None:  # never started
+                continue
             proc.join(max(0.0, deadline - time.monotonic()))
             if proc.is_alive():
                 proc.kill()
@@ -189,8 +198,9 @@ def _with_workers(
     _start_server(task.trial.backend)
     first, delivered = 0.0, 0
     t0 = time.perf_counter()
-    pool = _Pool(task, path, workers)
+    pool, done = _Pool(), False
     try:
+        pool.start(task, path, workers)
         sent = min(prefetch * workers, len(batches))
         for k in range(sent):
             pool.send(k, batches[k])
@@ -203,8 +213,9 @@ def _with_workers(
                 pool.send(sent, batches[sent])
                 sent += 1
         total = time.perf_counter() - t0
+        done = True
     finally:
-        pool.stop()
+        pool.stop(STOP_GRACE_S if done else 0.0)
     return first, total, delivered
 
 

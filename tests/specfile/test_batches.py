@@ -22,9 +22,7 @@ def test_batches_is_configured_by_read_batches() -> None:
 
 
 def test_batches_alone_draws_one_step_per_sample() -> None:
-    sweep = load_spec_text(
-        HEAD + "read: {patterns: [batches], batches: {batch: 4, batches: 4}}\n"
-    )
+    sweep = load_spec_text(HEAD + "read: {patterns: [batches], batches: {batch: 4, batches: 4}}\n")
     assert sweep.read.batches == BatchSpec((("time", 1),), 4, 4, True)
 
 
