@@ -253,3 +253,18 @@ def test_a_worker_killed_mid_batch_fails_its_trial_and_the_sweep_goes_on(tmp_pat
     error = str(ds["error"].sel(workers=2).values)
     assert "LoaderError: loader worker" in error and "SIGKILL" in error
     assert f"pid {killed[0]}" in error
+
+
+@pytest.mark.slow
+def test_a_sweep_stopped_mid_batch_leaves_no_loader_process(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    only_workers = {**KILLED, "parameters": {**KILLED["parameters"], "workers": 2}}
+    spec.write_text(yaml.safe_dump(only_workers, sort_keys=False))
+    proc = start("run", spec, "-o", tmp_path / "out", cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while not loader_workers(proc.pid) and proc.poll() is None:
+        assert time.monotonic() < deadline, "no loader worker was seen reading"
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGTERM)
+    _, err = finished(proc)  # and no process of the sweep left
+    assert proc.returncode == 143, err

@@ -82,3 +82,23 @@ def test_batches_settings_without_the_pattern_are_refused_before_anything_is_mad
     )
     assert_usage_error(proc, *words)
     assert not out.exists()
+
+
+def test_prefetch_without_workers_and_workers_in_memory_do_not_apply() -> None:
+    from iotune.runner.plan import make_plan
+
+    sweep = load_spec_text(
+        "version: 1\nworkload: {shape: {time: 16, y: 32, x: 32}}\nbackend: [netcdf4, memory]\n"
+        "parameters: {workers: [0, 2], prefetch: [2, 4]}\n"
+        "read: {patterns: [batches], batches: {batch: 4, batches: 2}}\n"
+    )
+    plan = make_plan(sweep)
+    # netcdf4: workers 0 once (prefetch 2 and 4 are the same trial), workers 2 twice;
+    # memory: workers 0 once
+    assert len(plan.trials) == 4
+    reasons = {tuple(p.coords.values()): p.reason for p in plan.points if not p.applicable}
+    assert "prefetch does not apply with workers 0" in reasons[("netcdf4", 0, 4)]
+    assert "measured at backend=netcdf4, workers=0, prefetch=2" in reasons[("netcdf4", 0, 4)]
+    assert "loader workers cannot read" in reasons[("memory", 2, 2)]
+    params = {t.id: t.params for t in plan.trials}
+    assert all(p["prefetch"] is None for p in params.values() if p["workers"] == 0)
