@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from iotune.model.checks import fail, integer, mapping, section
 from iotune.model.spec import BatchSpec
 
 if TYPE_CHECKING:
-    from iotune.model.spec import Parameter, ReadSpec, Workload
+    from iotune.model.spec import ReadSpec, Workload
 
 KEYS = ("sample", "batch", "batches", "shuffle")
 #: the parameters of the batches pattern's loader (:mod:`iotune.runner.loader`)
@@ -77,20 +78,22 @@ def _shape(spec: BatchSpec, workload: Workload) -> str:
     )
 
 
-def check_loader_knobs(parameters: tuple[Parameter, ...], read: ReadSpec) -> None:
+def check_loader_knobs(parameters: object, read: ReadSpec) -> None:
     """Refuse ``workers`` or ``prefetch`` in a sweep whose reads have no ``batches``.
+
+    ``parameters`` is the spec's section as written (checked before the values are).
 
     Raises
     ------
     SpecError
         Naming the parameter and what it needs.
     """
-    if "batches" in read.patterns:
+    if "batches" in read.patterns or not isinstance(parameters, Mapping):
         return
-    for param in parameters:
-        if param.name in LOADER_KNOBS:
+    for name in LOADER_KNOBS:
+        if name in parameters:
             raise fail(
-                f"parameters.{param.name}",
-                f"{list(param.values)!r} applies only to the batches read pattern; "
+                f"parameters.{name}",
+                f"{parameters[name]!r} applies only to the batches read pattern; "
                 "allowed: add batches to read.patterns, or remove the parameter",
             )

@@ -32,7 +32,7 @@ from iotune.model.spec import (
     Workload,
 )
 from iotune.specfile.baseline import parse_baseline
-from iotune.specfile.batches import check_loader_knobs, parse_batches
+from iotune.specfile.batches import LOADER_KNOBS, check_loader_knobs, parse_batches
 from iotune.specfile.execution import parse_execution
 from iotune.specfile.hints import check_hint_names, parse_hint_sets
 from iotune.specfile.parameters import parse_parameters
@@ -218,14 +218,17 @@ def parse_backends(value: object) -> tuple[str, ...]:
     return names
 
 
-def _parameters_allowed(backends: tuple[str, ...]) -> tuple[str, ...]:
+def _parameters_allowed(backends: tuple[str, ...], read: ReadSpec) -> tuple[str, ...]:
     from iotune.backends import get_backend
 
     names: list[str] = []
     for backend in backends:
         names += [p for p in get_backend(backend).parameters if p not in names]
-    # the trial runner, not the format, implements these
-    return (*names, *(p for p in generic_parameters() if p not in names))
+    # the trial runner, not the format, implements these; the loader's only with batches
+    runner = [p for p in generic_parameters() if p not in names]
+    if "batches" not in read.patterns:
+        runner = [p for p in runner if p not in LOADER_KNOBS]
+    return (*names, *runner)
 
 
 def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sweep:
@@ -252,15 +255,15 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         description = data.get("description", "")
         if not isinstance(description, str):
             raise fail("description", f"expected a string, got {description!r}")
+        read = parse_read(data.get("read"), workload)
+        check_loader_knobs(data.get("parameters"), read)
         parameters = parse_parameters(
-            data.get("parameters"), workload, _parameters_allowed(backends)
+            data.get("parameters"), workload, _parameters_allowed(backends, read)
         )
         hints = parse_hint_sets(data.get("hints"))
         for param in parameters:
             if param.name == "hints":
                 check_hint_names(param.values, hints, swept=param.swept)
-        read = parse_read(data.get("read"), workload)
-        check_loader_knobs(parameters, read)
         metrics = ("write", *(f"read:{p}" for p in read.patterns))
         storage = parse_storage(data["storage"]) if "storage" in data else None
         check_backends(storage, backends)

@@ -60,7 +60,8 @@ def test_sweeps_without_batches_keep_their_read_and_digest() -> None:
     ids=lambda v: "-".join(map(str, v)) if isinstance(v, tuple) else None,
 )
 def test_a_broken_batches_section_is_one_line(tmp_path, changed_spec, changes, words) -> None:
-    spec = changed_spec({"read.patterns": ["full", "batches"], **changes})
+    valid = {"read.patterns": ["full", "batches"], "read.batches": {"batch": 2, "batches": 2}}
+    spec = changed_spec({**valid, **changes})
     proc = iotune("validate", write_spec(tmp_path / "spec.yaml", spec), cwd=tmp_path)
     assert_usage_error(proc, *words)
 
