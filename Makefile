@@ -80,14 +80,21 @@ $(PHDF5_STAMP):
 demo: $(CORE_STAMP)
 	$(BIN)/iotune run sweeps/quick.yaml -o results/demo --overwrite --plot
 
+# The suite mostly waits (on sweeps in other processes, servers, kernels, daemons), so
+# two pytest workers about halve its time even on two cores; one file stays on one
+# worker (--dist loadfile), so a file's module fixtures (a Binder venv, a sweep) are
+# built once. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+
 test: check-lock $(STAMP) $(if $(HAVE_PHDF5),$(PHDF5_STAMP))
 	$(BIN)/ruff check iotune tests benchmarks notebooks
 	$(BIN)/ruff format --check iotune tests benchmarks notebooks
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check iotune tests benchmarks notebooks
