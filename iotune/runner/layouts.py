@@ -195,14 +195,17 @@ def layout(
     NotApplicable
         The baseline does not apply to this backend or workload (the message says why).
     """
-    if name == "library":
-        return library_chunks(backend, workload, codec), {}
-    if name == "dask-auto":
-        return dask_auto_chunks(workload), {}
-    if name == "balanced":
-        return balanced_chunks(workload.shape, workload.itemsize), {}
-    if name == "cloud":
-        return cloud_chunks(workload.shape, workload.itemsize), {}
-    if name == "source":
-        return source_layout(workload)
+    try:
+        if name == "library":
+            return library_chunks(backend, workload, codec), {}
+        if name == "dask-auto":
+            return dask_auto_chunks(workload), {}
+        if name == "balanced":
+            return balanced_chunks(workload.shape, workload.itemsize), {}
+        if name == "cloud":
+            return cloud_chunks(workload.shape, workload.itemsize), {}
+        if name == "source":
+            return source_layout(workload)
+    except ImportError as err:  # the library that defines the layout is not installed
+        raise NotApplicable(f"{name} needs {err.name or err}, which is not installed") from err
     raise ValueError(f"unknown baseline {name!r}")
