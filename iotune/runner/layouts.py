@@ -163,20 +163,19 @@ def _netcdf_codec(filters: Mapping[str, Any]) -> dict[str, Any]:
 def _zarr_source(path: Path, variable: str) -> tuple[Chunks, dict[str, Any]]:
     import zarr
 
-    array = zarr.open_group(str(path), mode="r")[variable]
+    array = zarr.open_array(str(path), path=variable, mode="r")
     chunks = tuple(int(c) for c in array.chunks)
-    found = [type(c).__name__.lower().removesuffix("codec") for c in array.compressors]
-    if not found:
+    if not array.compressors:
         return chunks, {"codec": "none", "level": None, "shuffle": "none"}
-    first = array.compressors[0]
-    config = getattr(first, "to_dict", lambda: {})().get("configuration", {})
-    level = config.get("clevel", config.get("level"))
-    if found[0] == "blosc":
-        cname = str(getattr(config.get("cname"), "value", config.get("cname")))
+    first: Any = array.compressors[0]
+    kind = type(first).__name__.lower().removesuffix("codec")
+    level = getattr(first, "clevel", getattr(first, "level", None))
+    if kind == "blosc":
+        cname = getattr(first.cname, "value", first.cname)
         return chunks, _codec(f"blosc-{cname}", level, "none")
-    if found[0] in ("zstd", "zlib"):
-        return chunks, _codec(found[0], level, "none")
-    raise NotApplicable(f"the source's codec {found[0]!r} is not one iotune writes")
+    if kind in ("zstd", "zlib"):
+        return chunks, _codec(kind, level, "none")
+    raise NotApplicable(f"the source's codec {kind!r} is not one iotune writes")
 
 
 def _codec(name: str, level: Any, shuffle: str) -> dict[str, Any]:
