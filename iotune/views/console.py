@@ -25,6 +25,10 @@ def plan_text(plan: Plan) -> str:
     for point in skipped:
         where = " ".join(f"{k}={v}" for k, v in point.coords.items())
         lines.append(f"  {'-' * 12}  {where}: {point.reason}")
+    for base in plan.baselines:  # the spec's baselines: measured by a trial above, or why not
+        lines.append(
+            f"  {base.trial_id or '-' * 12}  baseline {base.label}: {base.reason or 'measured'}"
+        )
     return "\n".join(lines)
 
 

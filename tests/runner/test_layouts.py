@@ -160,3 +160,28 @@ def test_source_zarr_is_the_stores_layout(tmp_path: Path) -> None:
 def test_source_needs_a_file() -> None:
     with pytest.raises(NotApplicable, match="field: file"):
         layout("source", "netcdf4", CUBE, NONE)
+
+
+def test_a_source_baseline_is_a_trial_with_the_files_chunks_and_codec(tmp_path: Path) -> None:
+    xr = pytest.importorskip("xarray")
+    from iotune.runner.plan import make_plan
+    from iotune.specfile.parse import load_spec_text
+
+    data = xr.Dataset({"t2m": (("time", "y", "x"), np.ones((12, 16, 16), "float32"))})
+    encoding = {"t2m": {"zlib": True, "complevel": 2, "chunksizes": (3, 16, 4)}}
+    data.to_netcdf(tmp_path / "src.nc", engine="netcdf4", encoding=encoding)
+    text = f"""
+version: 1
+workload: {{field: file, path: {tmp_path / "src.nc"}, variable: t2m}}
+backend: [netcdf4, zarr]
+parameters: {{chunks: [[12, 4, 4]], codec: none}}
+baselines: [source, library]
+"""
+    plan = make_plan(load_spec_text(text))
+    found = {b.label: b for b in plan.baselines}
+    assert list(found) == ["source:netcdf4", "library:netcdf4", "source:zarr", "library:zarr"]
+    trials = {t.id: t for t in plan.trials}
+    for label in ("source:netcdf4", "source:zarr"):
+        params = trials[found[label].trial_id].params
+        assert (params["chunks"], params["codec"], params["level"]) == ("3x16x4", "zlib", 2)
+    assert found["library:netcdf4"].effective["chunks"] == "contiguous"  # codec none
