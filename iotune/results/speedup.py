@@ -162,9 +162,12 @@ def speedup_text(
     for label in dict.fromkeys(r["baseline"] for r in rows):
         lines.append(f"  {label} ({layouts.get(label, '?')})")
         for r in (r for r in rows if r["baseline"] == label):
+            # the baseline's layout is not among the grid's, so it can win
+            beaten = "  the baseline reads faster" if r["high"] < 1 else ""
             lines.append(
                 f"    read:{r['pattern']:<14} {_times(r['speedup']):>8}  "
                 f"[{_times(r['low'])} to {_times(r['high'])}]  size {_times(r['size_ratio'])}"
+                f"{beaten}"
             )
     lines += [f"  not measured: {line}" for line in missing]
     return lines
