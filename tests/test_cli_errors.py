@@ -275,6 +275,19 @@ CASES = [
         "'full'",
         id="duplicate-pattern",
     ),
+    case(
+        Broken({"baselines": ["library", "defaults"]}),
+        "baselines[1]",
+        "'defaults'",
+        "allowed: library, dask-auto, balanced, cloud, source",
+        id="unknown-baseline",
+    ),
+    case(
+        Broken({"baselines": ["source"]}),
+        "baselines[0]",
+        "field: file",
+        id="source-baseline-without-a-file",
+    ),
 ]
 
 
@@ -314,6 +327,7 @@ RUN_CASES = [
     pytest.param(Broken({"parameters.codec": ["none", "lzma"]}), "'lzma'", id="unknown-codec"),
     pytest.param(Broken(fixture="broken/malformed_yaml.yaml"), "line 5", id="malformed-yaml"),
     pytest.param(Broken(fixture="broken/missing_workload.yaml"), "workload", id="missing-workload"),
+    pytest.param(Broken({"baselines": ["cloudy"]}), "'cloudy'", id="unknown-baseline"),
 ]
 
 
