@@ -57,6 +57,11 @@ lock: | $(UV_STAMP)
 PHDF5       := .venv-phdf5
 PHDF5_STAMP := $(PHDF5)/.deps-all-$(shell $(PYTHON) tools/deps_hash.py all)
 PHDF5_PIP   := $(PHDF5)/bin/python -m pip --disable-pip-version-check -q
+# -O1: both are thin wrappers (the I/O happens in libhdf5 and libmpich, built by the
+# distribution), and it halves the compile time against the default -O2/-O3. CI, which
+# checks behaviour and times nothing, builds with -O0 (.ci/run): 2-3 min less on a bare
+# 2-core machine (mpi4py's one large C file compiles in a third of the time)
+PHDF5_CFLAGS ?= -O1
 HAVE_PHDF5  := $(shell command -v mpicc >/dev/null && pkg-config --exists hdf5-mpich && echo yes)
 
 venv-phdf5: $(PHDF5_STAMP)
@@ -65,10 +70,8 @@ $(PHDF5_STAMP):
 	@test -n "$(HAVE_PHDF5)" || { echo "venv-phdf5 needs mpicc and hdf5-mpich (apt-get install libhdf5-mpich-dev mpich)"; exit 2; }
 	@test -x $(PHDF5)/bin/python || $(PYTHON) -m venv $(PHDF5)
 	$(PHDF5_PIP) install -c $(LOCK) 'setuptools>=68' wheel Cython numpy pkgconfig
-	@# -O1: both are thin wrappers (the I/O happens in libhdf5 and libmpich, built
-	@# by the distribution), and it halves the compile time of a fresh machine's CI
-	CC=mpicc CFLAGS=-O1 $(PHDF5_PIP) install -c $(LOCK) --no-binary=mpi4py 'mpi4py>=4'
-	CC=mpicc CFLAGS=-O1 HDF5_MPI=ON HDF5_PKGCONFIG_NAME=hdf5-mpich \
+	CC=mpicc CFLAGS=$(PHDF5_CFLAGS) $(PHDF5_PIP) install -c $(LOCK) --no-binary=mpi4py 'mpi4py>=4'
+	CC=mpicc CFLAGS=$(PHDF5_CFLAGS) HDF5_MPI=ON HDF5_PKGCONFIG_NAME=hdf5-mpich \
 		$(PHDF5_PIP) install -c $(LOCK) --no-build-isolation --no-binary=h5py 'h5py>=3.10'
 	$(PHDF5_PIP) install -c $(LOCK) -e '.[all]'
 	@# the mpich wheel's mpiexec would shadow the system MPICH this mpi4py uses
@@ -80,14 +83,21 @@ $(PHDF5_STAMP):
 demo: $(CORE_STAMP)
 	$(BIN)/iotune run sweeps/quick.yaml -o results/demo --overwrite --plot
 
+# The suite mostly waits (on sweeps in other processes, servers, kernels, daemons), so
+# two pytest workers about halve its time even on two cores; one file stays on one
+# worker (--dist loadfile), so a file's module fixtures (a Binder venv, a sweep) are
+# built once. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+
 test: check-lock $(STAMP) $(if $(HAVE_PHDF5),$(PHDF5_STAMP))
 	$(BIN)/ruff check iotune tests benchmarks notebooks
 	$(BIN)/ruff format --check iotune tests benchmarks notebooks
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check iotune tests benchmarks notebooks

@@ -21,6 +21,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tests.venvs import installer
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: what Binder gives a session
@@ -36,9 +38,8 @@ def binder_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A virtual environment built the way repo2docker builds Binder's, from binder/ only."""
     venv = tmp_path_factory.mktemp("binder") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
     requirements = ROOT / "binder" / "requirements.txt"
-    subprocess.run([*pip, "install", "--no-compile", "-r", str(requirements)], check=True)
+    subprocess.run([*installer(venv), "-r", str(requirements)], check=True)
     env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     env.pop("PYTHONPATH", None)
     subprocess.run([str(ROOT / "binder" / "postBuild")], cwd=ROOT, env=env, check=True)

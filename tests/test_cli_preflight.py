@@ -60,7 +60,9 @@ def test_a_sweep_larger_than_the_disk_is_refused_at_once(tmp_path, backend, with
     proc = iotune("run", spec, *args, "--no-progress", cwd=tmp_path)
     took = time.perf_counter() - start
     line = assert_usage_error(proc, f"trial {backend} ", "needs 12.2TiB on ", " free; --force")
-    assert took < 1.0, f"{took:.2f} s: {line}"
+    # at once: before any write (the sweep would run for hours); the bound is loose enough
+    # for a CLI start beside another pytest worker on a busy 2-core machine
+    assert took < 5.0, f"{took:.2f} s: {line}"
     assert tree(tmp_path) == before  # no output directory, no scratch, no journal
 
 

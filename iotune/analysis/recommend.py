@@ -31,6 +31,7 @@ from iotune.model.objective import Objective
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.batches import batches_of
 from iotune.results.objective import Candidate
+from iotune.results.speedup import layouts, not_measured, vs_baselines
 from iotune.results.stats import ALPHA
 
 if TYPE_CHECKING:
@@ -87,11 +88,20 @@ class Recommendation:
     #: share of importance per parameter (sum 1) and the line that says it
     importance: dict[str, float] = field(default_factory=dict)
     importance_text: str = ""
+    #: the winner's speedup over each named baseline (the spec's ``baselines``) per pattern:
+    #: ``{baseline, pattern, speedup, low, high, size_ratio}`` (:mod:`iotune.results.speedup`)
+    vs_baselines: list[dict[str, Any]] = field(default_factory=list)
+    #: what each baseline laid out, and the baselines not measured with why
+    baseline_layouts: dict[str, str] = field(default_factory=dict)
+    baselines_missing: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         if not self.current:  # the JSON of sweeps without a baseline stays as it was
             del data["current"]
+        if not (self.vs_baselines or self.baselines_missing):  # likewise without baselines
+            for name in ("vs_baselines", "baseline_layouts", "baselines_missing"):
+                del data[name]
         return _jsonable(data)
 
 
@@ -213,6 +223,9 @@ def recommend_with(
             batches=batches_of(ds),
         ),
         current=current,
+        vs_baselines=vs_baselines(ds, {p: winner.coords for p in ds.iotune.patterns}),
+        baseline_layouts=layouts(ds),
+        baselines_missing=not_measured(ds),
     )
 
 

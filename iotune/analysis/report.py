@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from iotune.backends.layout_exports import PLUGIN_NOTE
 from iotune.core.units import format_number, format_size
+from iotune.results.speedup import speedup_text
 
 if TYPE_CHECKING:
     from iotune.analysis.recommend import Recommendation
@@ -79,6 +80,12 @@ def render_text(rec: Recommendation) -> str:
         lines += _candidate_lines("runner-up", rec.runner_up)
     lines.append(f"  {rec.separation}")
     lines += _baseline_lines(rec)
+    lines += speedup_text(
+        rec.vs_baselines,
+        layouts=rec.baseline_layouts,
+        missing=rec.baselines_missing,
+        what="the winner",
+    )
     if rec.importance_text:
         lines.append(rec.importance_text)
     lines.append("")

@@ -10,6 +10,7 @@ trials.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,8 @@ from iotune.specfile.parse import load_spec_text
 
 if TYPE_CHECKING:
     import xarray as xr
+
+logger = logging.getLogger(__name__)
 
 
 def search_overrides(
@@ -330,6 +333,9 @@ def tune_with(
             f"search.strategy: grid walks all {size:,} points (more than {MAX_TRIALS:,}); "
             "choose another strategy, shrink the parameter lists or pass --allow-large"
         )
+    if sweep.baselines:  # extra points beside a grid; a search visits its space only
+        shown = ", ".join(sweep.baselines)
+        logger.info("baselines (%s) are measured by iotune run, not by a search", shown)
     options = options.with_default_out(tune_out(sweep.name))
     return run_search(sweep, options, progress=progress, on_result=on_result)
 

@@ -12,6 +12,7 @@ import json
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,7 @@ def plan(args: argparse.Namespace) -> int:
             "grid_points": len(made.points),
             "trials": trials,
             "not_applicable": skipped,
+            **({"baselines": [asdict(b) for b in made.baselines]} if made.baselines else {}),
         }
     )
     return EXIT_OK

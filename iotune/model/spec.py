@@ -39,7 +39,11 @@ TOP_KEYS = (
     "baseline",
     "search",
     "storage",
+    "baselines",
 )
+#: named layouts measured beside the grid (the ``baselines`` list): the format library's
+#: default, dask's ``auto``, Rew's balanced chunking, the 1-4 MiB cloud rule, the source file's
+BASELINES = ("library", "dask-auto", "balanced", "cloud", "source")
 #: adaptive search strategies (``search.strategy``); ``grid`` measures every point
 #: ``search.strategy``'s names, the one list the spec, the search and the CLI read
 STRATEGIES = ("grid", "random", "tpe", "gp", "auto")
@@ -76,15 +80,6 @@ class ExecutionSpec:
     @property
     def contended(self) -> bool:
         return self.executor == "dask" and self.per_host > 1
-
-    @property
-    def cluster_kind(self) -> str:
-        """Where the trials ran: none (serial), local, scheduler, or the jobqueue kind."""
-        if self.executor != "dask":
-            return "none"
-        if self.cluster:
-            return str(self.cluster["kind"])
-        return "scheduler" if self.scheduler else "local"
 
 
 @dataclass(frozen=True)
@@ -311,6 +306,8 @@ class Sweep:
     #: the application's own settings (the ``baseline`` section), ``{parameter: label}``;
     #: a point of the grid, so it is measured and ``recommend`` compares against it
     baseline: dict[str, Any] = field(default_factory=dict)
+    #: the ``baselines`` list: named layouts (:data:`BASELINES`) measured beside the grid
+    baselines: tuple[str, ...] = ()
     #: the ``search`` section; None for plain grids (``iotune run``)
     search: SearchSpec | None = None
     #: the ``storage`` section; None: trials write in a local scratch directory
@@ -359,6 +356,8 @@ class Sweep:
             data["hints"] = self.hints
         if self.baseline:  # likewise: sweeps without a baseline keep their digest
             data["baseline"] = self.baseline
+        if self.baselines:  # likewise: sweeps without baselines keep their digest
+            data["baselines"] = list(self.baselines)
         if self.search is not None:  # only then, so grids keep their digest
             data["search"] = self.search.key()
         if self.storage is not None:  # likewise for sweeps on local storage

@@ -10,6 +10,7 @@ display, are never registered with pyplot (nothing leaks) and can be made in wor
 - :func:`size_vs_throughput`: stored size against throughput, Pareto frontier marked;
 - :func:`fraction_of_limit`: each trial's throughput over the calibrated device limit;
 - :func:`noise_over_time`: the reference configuration through the run, its noise floor.
+- :func:`vs_baselines`: each pattern's best over the named baselines (the spec's ``baselines``).
 - :func:`convergence`, :func:`importance`: a search's best so far, and which knobs matter.
 
 A search's sparse results are drawn as the grid of the values it visited.
@@ -22,12 +23,15 @@ from typing import TYPE_CHECKING
 import xarray as xr
 
 from iotune.plot._common import _params
+from iotune.plot.baselines import vs_baselines
 from iotune.plot.convergence import convergence, importance
 from iotune.plot.heatmap import heatmap
 from iotune.plot.limit import NO_LIMIT_NOTE, fraction_of_limit, has_limit
 from iotune.plot.lines import MAX_PANELS, throughput
 from iotune.plot.noise import noise_over_time
 from iotune.plot.pareto import size_vs_throughput
+from iotune.results import speedup
+from iotune.results.baselines import has_baselines
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -43,6 +47,7 @@ __all__ = [
     "notes",
     "size_vs_throughput",
     "throughput",
+    "vs_baselines",
 ]
 
 
@@ -53,7 +58,8 @@ def all_figures(ds: xr.Dataset) -> dict[str, Figure]:
     spread of repeats), ``"heatmap-write"`` and ``"heatmap-read"`` (when a parameter
     was swept), ``"size-vs-write"`` and ``"size-vs-read-<pattern>"`` (with
     ``file_bytes``) and ``"fraction-of-limit"`` (when the results carry a device
-    limit) and ``"noise"`` (when the run measured its noise floor; :func:`notes` says
+    limit), ``"noise"`` (when the run measured its noise floor) and ``"vs-baselines"``
+    (when it measured the spec's ``baselines``; :func:`notes` says
     why a figure was left out).
 
     Parameters
@@ -83,6 +89,8 @@ def all_figures(ds: xr.Dataset) -> dict[str, Figure]:
         figures["fraction-of-limit"] = fraction_of_limit(ds)
     if "noise_write_MiBps" in ds:
         figures["noise"] = noise_over_time(ds)
+    if has_baselines(ds) and speedup.vs_baselines(ds, speedup.each_best(ds)):
+        figures["vs-baselines"] = vs_baselines(ds)
     if search is not None:
         figures["convergence"] = convergence(search)
         figures["importance"] = importance(search)

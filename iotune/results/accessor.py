@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: dimensions that are never swept parameters
-NOT_PARAMS = ("pattern", "repeat", "metric", "point", "trial", "probe", "request")
+NOT_PARAMS = ("pattern", "repeat", "metric", "point", "trial", "probe", "request", "baseline")
 
 
 def plain(value: Any) -> Any:

@@ -11,7 +11,6 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,14 +21,15 @@ from iotune.model import parameters
 from iotune.model.records import TrialResult
 from iotune.model.renamed import rename_results
 from iotune.model.spec import MeasureSpec
+from iotune.results import baselines as baseline_results
 from iotune.results import batches as batch_results
 from iotune.results import objectstore as object_results
+from iotune.results.attributes import SCHEMA_VERSION, attributes
 from iotune.runner.plan import Plan
 
 if TYPE_CHECKING:
     import xarray as xr
 
-SCHEMA_VERSION = 1
 RESULTS_NAME = "results.nc"
 
 _WRITE_VARS = {
@@ -57,10 +57,6 @@ _PER_PROCESS_VARS = {
         "median read throughput of one of the concurrent processes",
     ),
 }
-
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds") if ts else ""
 
 
 def to_dataset(
@@ -104,7 +100,7 @@ def to_dataset(
     for name in pdims:  # units and labels of the swept parameters, from the registry
         if name in parameters.PARAMETERS:
             ds[name].attrs.update(parameters.PARAMETERS[name].attrs())
-    ds.attrs.update(_attrs(plan, done, provenance or {}))
+    ds.attrs.update(attributes(plan, done, provenance or {}))
     from iotune.results.launched import extras
 
     mpi_vars, mpi_attrs = extras(plan, done)  # hints, striping, per-rank spread
@@ -112,6 +108,8 @@ def to_dataset(
     ds.attrs.update(mpi_attrs)
     if sweep.storage is not None:  # requests, bytes and first bytes of object-store trials
         ds = object_results.assign(ds, plan, done)
+    if plan.baselines:  # the named baselines, along their own dimension
+        ds = baseline_results.assign(ds, plan, done)
     ds = batch_results.assign(ds, plan, done)  # samples/s and first batch, with that pattern
     if probes:
         from iotune.results.noise import noise_variables
@@ -281,65 +279,6 @@ def _fill_intervals(
     adaptive = "precision" if precision.precise(result, measure.precision) else "max_repeats"
     # the scheduler's reason (interleaved trials) or the search's (stopped_early) first
     arrays["repeats_stop"][index] = result.stop or (adaptive if measure.adaptive else "fixed")
-
-
-WARMUP = (
-    "one untimed write and read of the trial's size before the first timed repeat: "
-    "per backend in each worker process, per MPI launch, per set of concurrent processes"
-)
-
-
-ORDER = {
-    "auto": "interleaved where a repeat costs no launch (round-robin, seeded shuffle); "
-    "launched and concurrent trials back to back",
-    "interleaved": "interleaved: one repeat per task, round-robin in a seeded shuffle",
-    "sequential": "back to back: each trial's repeats one after another",
-}
-
-
-def _attrs(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[str, str]) -> dict:
-    from iotune.measuring import precision
-
-    sweep = plan.sweep
-    starts = [r.started for r in done.values() if r.started]
-    ends = [r.ended for r in done.values() if r.ended]
-    attrs: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "name": sweep.name,
-        "description": sweep.description,
-        "spec": sweep.text,
-        "spec_digest": sweep.digest(),
-        "swept": " ".join(plan.dims),
-        "fixed_parameters": json.dumps(
-            {p.name: p.labels()[0] for p in sweep.parameters if not p.swept}
-        ),
-        "backends": " ".join(sweep.backends),
-        "workload": json.dumps(sweep.workload.to_dict()),
-        "raw_bytes": sweep.workload.nbytes,
-        "repeats": sweep.measure.most,
-        "repeats_mode": "auto" if sweep.measure.adaptive else "fixed",
-        "interval_method": precision.METHOD,
-        "warmup": WARMUP,
-        "order": ORDER[sweep.measure.order],
-        "order_seed": sweep.measure.seed,
-        **(
-            {"precision": sweep.measure.precision, "max_repeats": sweep.measure.max_repeats}
-            if sweep.measure.adaptive
-            else {}
-        ),
-        "cache": sweep.measure.cache,
-        "fsync": str(sweep.measure.fsync).lower(),
-        "max_cold_residency": sweep.measure.max_cold_residency,
-        "executor": sweep.execution.executor,
-        "cluster": sweep.execution.cluster_kind,
-        "per_host": sweep.execution.per_host,
-        "contended": str(sweep.execution.contended).lower(),
-        **({"baseline": json.dumps(sweep.baseline)} if sweep.baseline else {}),
-        "started": _iso(min(starts)) if starts else "",
-        "ended": _iso(max(ends)) if ends else "",
-    }
-    attrs.update({f"provenance_{k}": v for k, v in provenance.items()})
-    return attrs
 
 
 def save(ds: xr.Dataset, path: Path) -> Path:

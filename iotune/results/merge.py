@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.core.errors import ResultsError
+from iotune.results import baselines
 from iotune.results.accessor import plain  # and ds.iotune
 
 if TYPE_CHECKING:
@@ -64,9 +65,9 @@ def merge(sources: Sequence[str | Path | xr.Dataset]) -> xr.Dataset:
     _check_compatible(datasets, names)
     dims = _union_dims(datasets)
     # each sweep's noise probes describe its own run, not a point of the merged grid
-    bare = [ds.drop_dims("probe", errors="ignore") for ds in datasets]
+    bare = [baselines.strip(ds.drop_dims("probe", errors="ignore")) for ds in datasets]
     expanded = [_expand(ds, dims, name) for ds, name in zip(bare, names, strict=True)]
-    combined = _combine(expanded, dims)
+    combined = baselines.keep(_combine(expanded, dims), datasets)
     combined.attrs = _merged_attrs(datasets, names, dims)
     return combined
 

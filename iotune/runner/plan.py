@@ -22,6 +22,7 @@ from iotune.model.parameters import generic as generic_parameters
 from iotune.model.records import HINT_VALUES, Trial
 from iotune.model.renamed import first_name
 from iotune.model.spec import Sweep
+from iotune.runner.baselines import baseline_settings
 
 MAX_TRIALS = 10_000
 
@@ -40,12 +41,34 @@ class GridPoint:
 
 
 @dataclass(frozen=True)
+class BaselinePoint:
+    """A named baseline (the spec's ``baselines``) on one backend and what measures it.
+
+    ``label`` is its coordinate along the results' ``baseline`` dimension (the name,
+    or ``name:backend`` when the sweep has several backends).
+    """
+
+    label: str
+    name: str
+    backend: str
+    trial_id: str | None
+    reason: str = ""
+    effective: dict[str, Any] | None = None
+
+    @property
+    def applicable(self) -> bool:
+        return not self.reason
+
+
+@dataclass(frozen=True)
 class Plan:
     sweep: Sweep
     dims: tuple[str, ...]
     coords: dict[str, tuple[Any, ...]]
     points: tuple[GridPoint, ...]
+    #: the grid's trials, then the baselines' own (those no grid point shares)
     trials: tuple[Trial, ...]
+    baselines: tuple[BaselinePoint, ...] = ()
 
 
 def trial_id(backend: str, params: dict[str, Any], workload: dict[str, Any]) -> str:
@@ -99,7 +122,32 @@ def make_plan(sweep: Sweep, *, yes: bool = False) -> Plan:
                 point = {"backend": backend, **point}
             resolved.append((backend, point, resolve_point(backend, given, sweep)))
     points, trials = _merge(resolved, sweep)
-    return Plan(sweep, dims, coords, tuple(points), tuple(trials))
+    baselines, extra = _baselines(sweep, {t.id for t in trials})
+    return Plan(sweep, dims, coords, tuple(points), (*trials, *extra), baselines)
+
+
+def _baselines(sweep: Sweep, known: set[str]) -> tuple[tuple[BaselinePoint, ...], list[Trial]]:
+    """The sweep's named baselines resolved like grid points, and the trials they add."""
+    points, extra = [], []
+    workload = sweep.workload.to_dict()
+    for found in baseline_settings(sweep):
+        where = (found.label, found.name, found.backend)
+        outcome: Any = NotApplicable(found.reason) if found.given is None else None
+        if outcome is None and "chunks" not in get_backend(found.backend).parameters:
+            outcome = NotApplicable(f"{found.backend} has no chunks to lay out")
+        if outcome is None:
+            assert found.given is not None
+            outcome = resolve_point(found.backend, found.given, sweep)
+        if isinstance(outcome, NotApplicable):
+            points.append(BaselinePoint(*where, None, str(outcome)))
+            continue
+        effective, _notes = outcome
+        tid = trial_id(found.backend, effective, workload)
+        if tid not in known:
+            known.add(tid)
+            extra.append(Trial.from_effective(tid, found.backend, effective))
+        points.append(BaselinePoint(*where, tid, effective=effective))
+    return tuple(points), extra
 
 
 def resolve_point(backend: str, given: dict[str, Any], sweep: Sweep):

@@ -32,6 +32,7 @@ from iotune.model.spec import (
     Workload,
 )
 from iotune.specfile.baseline import parse_baseline
+from iotune.specfile.baselines import parse_baselines
 from iotune.specfile.batches import LOADER_KNOBS, check_loader_knobs, parse_batches
 from iotune.specfile.execution import parse_execution
 from iotune.specfile.hints import check_hint_names, parse_hint_sets
@@ -285,6 +286,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
             description=description,
             hints=hints if "hints" in data else {},
             baseline=parse_baseline(data.get("baseline"), parameters, workload),
+            baselines=parse_baselines(data.get("baselines"), workload),
             search=parse_search(data["search"], metrics, tuple(p.name for p in parameters))
             if "search" in data
             else None,

@@ -25,6 +25,10 @@ def plan_text(plan: Plan) -> str:
     for point in skipped:
         where = " ".join(f"{k}={v}" for k, v in point.coords.items())
         lines.append(f"  {'-' * 12}  {where}: {point.reason}")
+    for base in plan.baselines:  # the spec's baselines: measured by a trial above, or why not
+        lines.append(
+            f"  {base.trial_id or '-' * 12}  baseline {base.label}: {base.reason or 'measured'}"
+        )
     return "\n".join(lines)
 
 
@@ -45,14 +49,32 @@ def results_text(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str
         f"({where}), {attrs.get('started', '')}"
     )
     table = summary.table(ds, include_not_applicable=include_not_applicable)
-    return "\n".join([head, table, summary.format_best(ds)])
+    return "\n".join([head, table, best_text(ds)])
 
 
 def best_text(ds: xr.Dataset) -> str:
-    """The best configuration per metric (median over repeats)."""
+    """The best configuration per metric (median over repeats), then its speedup over baselines."""
     from iotune.results import summary
 
-    return summary.format_best(ds)
+    return "\n".join([summary.format_best(ds), *baselines_lines(ds)])
+
+
+def baselines_lines(ds: xr.Dataset) -> list[str]:
+    """Each read pattern's best configuration against the sweep's named baselines.
+
+    Empty for results without ``baselines`` (:mod:`iotune.results.speedup`).
+    """
+    from iotune.results import speedup
+    from iotune.results.baselines import has_baselines
+
+    if not has_baselines(ds):
+        return []
+    return speedup.speedup_text(
+        speedup.vs_baselines(ds, speedup.each_best(ds)),
+        layouts=speedup.layouts(ds),
+        missing=speedup.not_measured(ds),
+        what="each pattern's best",
+    )
 
 
 def backends_text() -> str:

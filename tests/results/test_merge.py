@@ -119,3 +119,28 @@ def test_cli_refuses_different_workloads_with_exit_2(tmp_path: Path, capsys, fak
 def test_cli_wants_a_netcdf_output(tmp_path: Path, capsys) -> None:
     assert main(["merge", "a.nc", "b.nc", "-o", str(tmp_path / "all.zarr")]) == 2
     assert "must end in .nc" in capsys.readouterr().err
+
+
+def _measured_baselines(ds, value: float, labels: tuple[str, ...]):
+    """``ds`` with its ``labels`` baselines measured at ``value`` MiB/s (the rest pending)."""
+    ds = ds.copy(deep=True)
+    for label in labels:
+        ds["baseline_status"].loc[{"baseline": label}] = "ok"
+        ds["baseline_read_MiBps"].loc[{"baseline": label}] = value
+    return ds
+
+
+def test_the_baselines_are_kept_beside_the_merged_grid(tmp_path: Path, fake_results) -> None:
+    a = _measured_baselines(fake_results({"parameters.chunk_cache": "1MiB"}, seed=1), 5.0, ())
+    b = fake_results({"parameters.chunk_cache": "64MiB"}, seed=2)
+    b = _measured_baselines(b, 7.0, ("library",))
+    assert list(a["baseline"].values) == ["library", "balanced"]  # quick.yaml's
+    m = merge([a, b])
+    assert "baseline" not in m["read_MiBps"].dims  # the grid keeps its own dims
+    assert list(m["baseline"].values) == ["library", "balanced"]
+    # library: pending in a, measured in b, so b's; balanced: measured by neither
+    assert list(m["baseline_status"].values) == ["ok", "pending"]
+    assert (m["baseline_read_MiBps"].sel(baseline="library") == 7.0).all()
+    save(m, tmp_path / "merged.nc")
+    again = open_results(tmp_path / "merged.nc")
+    assert list(again["baseline_status"].values) == ["ok", "pending"]

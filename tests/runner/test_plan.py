@@ -35,11 +35,17 @@ def trial(plan: Plan, tid: str | None):
 
 
 def assert_consistent(plan: Plan) -> None:
-    """Every grid point is measured by exactly one trial or says why not."""
+    """Every grid point is measured by exactly one trial or says why not.
+
+    A trial no grid point owns is a named baseline's (the spec's ``baselines``).
+    """
     ids = [t.id for t in plan.trials]
     assert len(set(ids)) == len(ids)
     owners = [p.trial_id for p in plan.points if p.trial_id is not None]
-    assert sorted(owners) == sorted(ids)  # each trial owns exactly one grid point
+    assert len(set(owners)) == len(owners)  # each trial owns at most one grid point
+    extra = [b.trial_id for b in plan.baselines if b.trial_id not in owners]
+    assert sorted({*owners, *extra}) == sorted(ids)  # the rest are the baselines'
+    assert ids[: len(owners)] == [t for t in ids if t in owners]  # the grid's come first
     for p in plan.points:
         if p.applicable:
             assert p.trial_id in ids
@@ -92,7 +98,10 @@ def test_nothing_swept_is_one_point():
 def test_quick_sweep_plan():
     plan = make_plan(load_spec(QUICK))
     assert len(plan.points) == 3 * 4 * 2
-    assert len(plan.trials) == 24
+    # the grid's 24, then its two baselines (library: contiguous; balanced: Rew's chunks)
+    assert len(plan.trials) == 24 + 2
+    assert [b.name for b in plan.baselines] == ["library", "balanced"]
+    assert {p.trial_id for p in plan.points}.isdisjoint(b.trial_id for b in plan.baselines)
     assert plan.dims == ("chunks", "codec", "chunk_cache")
     assert plan.coords["chunk_cache"] == (2**20, 64 * 2**20)
     assert_consistent(plan)

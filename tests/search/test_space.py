@@ -34,7 +34,11 @@ def test_points_and_trials_are_the_plans(spec: str, overrides: dict) -> None:
             continue
         assert found.trial in plan.trials
         assert found.coords == owners[found.trial.id]
-    assert space.applicable_estimate() == len(plan.trials)
+    # the grid's own trials: the plan adds the spec's baselines (quick.yaml's) after them
+    assert space.applicable_estimate() == len(owners)
+    assert len(plan.trials) == len(owners) + len(
+        {b.trial_id for b in plan.baselines if b.trial_id} - {*owners}
+    )
     assert space.size == len(plan.points)
 
 

@@ -1,0 +1,179 @@
+"""How much faster a configuration reads than each named baseline, with an interval.
+
+The speedup of a configuration over a baseline, per read pattern, is the ratio
+of their median read throughputs over repeats (the same bytes are read, so it
+is also the ratio of read times).  Its interval is a percentile bootstrap of
+that ratio: both sets of repeats resampled with replacement, seeded, so a
+result file always gives the same interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from iotune.results.baselines import DIM, has_baselines
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+#: bootstrap resamples and confidence of the speedup's interval
+RESAMPLES, CONFIDENCE, SEED = 2000, 0.95, 0
+METHOD = (
+    f"speedup = median read MiB/s of the configuration / the baseline's, over repeats; "
+    f"interval: {CONFIDENCE:.0%} percentile bootstrap of that ratio ({RESAMPLES} resamples "
+    "of both sides' repeats, seeded), widened to hold the ratio itself when very few "
+    "repeats leave it outside; size_ratio = the configuration's stored bytes / the baseline's"
+)
+
+
+def ratio_interval(best: Any, base: Any, *, seed: int = SEED) -> tuple[float, float, float]:
+    """The ratio of medians ``best / base`` and its bootstrap interval (NaN repeats dropped).
+
+    Returns
+    -------
+    ratio, low, high
+        NaN when either side has no repeat.
+    """
+    x = np.asarray(best, dtype=float)
+    y = np.asarray(base, dtype=float)
+    x, y = x[~np.isnan(x)], y[~np.isnan(y)]
+    if not x.size or not y.size or np.median(y) <= 0:
+        return math.nan, math.nan, math.nan
+    ratio = float(np.median(x) / np.median(y))
+    rng = np.random.default_rng(seed)
+    xs = np.median(rng.choice(x, size=(RESAMPLES, x.size)), axis=1)
+    ys = np.median(rng.choice(y, size=(RESAMPLES, y.size)), axis=1)
+    ratios = xs / np.where(ys > 0, ys, np.nan)
+    tail = (1 - CONFIDENCE) / 2 * 100
+    low, high = np.nanpercentile(ratios, [tail, 100 - tail])
+    return ratio, float(min(low, ratio)), float(max(high, ratio))
+
+
+def vs_baselines(ds: xr.Dataset, chosen: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The speedup of the chosen configuration over each measured baseline, per pattern.
+
+    Parameters
+    ----------
+    ds
+        Results with baselines (none: an empty list).
+    chosen
+        Per read pattern, the swept coordinates of the configuration compared
+        (the recommended one for every pattern, or each pattern's own best).
+
+    Returns
+    -------
+    list of dict
+        ``{baseline, pattern, speedup, low, high, size_ratio}`` for each baseline
+        measured on the configuration's backend and each pattern, in that order;
+        ``size_ratio`` is the configuration's stored size over the baseline's.
+    """
+    if not has_baselines(ds) or "read_MiBps" not in ds:
+        return []
+    found = []
+    for label in (str(v) for v in ds[DIM].values):
+        base = ds.sel({DIM: label})
+        if str(base["baseline_status"].values) != "ok":
+            continue
+        for pattern, coords in chosen.items():
+            if str(base["baseline_backend"].values) != _backend(ds, coords):
+                continue
+            here = {k: v for k, v in coords.items() if k in ds["read_MiBps"].dims}
+            point = ds.sel(here)
+            best = point["read_MiBps"].sel(pattern=pattern).values
+            speed, low, high = ratio_interval(
+                best, base["baseline_read_MiBps"].sel(pattern=pattern).values
+            )
+            size = float(point["file_bytes"].values) / float(base["baseline_file_bytes"].values)
+            found.append(
+                {
+                    "baseline": label,
+                    "pattern": pattern,
+                    "speedup": speed,
+                    "low": low,
+                    "high": high,
+                    "size_ratio": size,
+                }
+            )
+    return found
+
+
+def each_best(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
+    """Per read pattern, the coordinates of its best configuration (none for a failed pattern)."""
+    from iotune.core.errors import RecommendError
+
+    chosen = {}
+    for pattern in ds.iotune.patterns:
+        try:
+            chosen[pattern] = ds.iotune.best(f"read:{pattern}").coords
+        except RecommendError:  # nothing succeeded for this pattern
+            continue
+    return chosen
+
+
+def not_measured(ds: xr.Dataset) -> list[str]:
+    """One line per baseline that was not measured, with why."""
+    if not has_baselines(ds):
+        return []
+    lines = []
+    for label in (str(v) for v in ds[DIM].values):
+        base = ds.sel({DIM: label})
+        status = str(base["baseline_status"].values)
+        if status != "ok":
+            lines.append(f"{label}: {status}: {base['baseline_error'].values}")
+    return lines
+
+
+def layouts(ds: xr.Dataset) -> dict[str, str]:
+    """``{baseline: "chunks=... codec=..."}``: what each measured baseline laid out."""
+    if not has_baselines(ds):
+        return {}
+    return {
+        str(
+            label
+        ): f"chunks={ds['baseline_chunks'].values[i]} codec={ds['baseline_codec'].values[i]}"
+        for i, label in enumerate(ds[DIM].values)
+        if str(ds["baseline_status"].values[i]) == "ok"
+    }
+
+
+def _backend(ds: xr.Dataset, coords: Mapping[str, Any]) -> str:
+    if "backend" in coords:
+        return str(coords["backend"])
+    return str(ds.attrs.get("backends", "")).split()[0] if ds.attrs.get("backends") else ""
+
+
+def speedup_text(
+    rows: list[dict[str, Any]], *, layouts: Mapping[str, str], missing: list[str], what: str
+) -> list[str]:
+    """Lines for a terminal: per baseline (and its layout), the speedup per pattern.
+
+    ``what`` names the configuration compared ("the winner", "each pattern's best").
+    """
+    if not rows and not missing:
+        return []
+    lines = [
+        f"speedup of {what} over the baselines (median MiB/s ratio, "
+        f"{CONFIDENCE:.0%} bootstrap interval; size: stored bytes relative to the baseline's):"
+    ]
+    for label in dict.fromkeys(r["baseline"] for r in rows):
+        lines.append(f"  {label} ({layouts.get(label, '?')})")
+        for r in (r for r in rows if r["baseline"] == label):
+            # the baseline's layout is not among the grid's, so it can win
+            beaten = "  the baseline reads faster" if r["high"] < 1 else ""
+            lines.append(
+                f"    read:{r['pattern']:<14} {_times(r['speedup']):>8}  "
+                f"[{_times(r['low'])} to {_times(r['high'])}]  size {_times(r['size_ratio'])}"
+                f"{beaten}"
+            )
+    lines += [f"  not measured: {line}" for line in missing]
+    return lines
+
+
+def _times(value: float) -> str:
+    if not math.isfinite(value):
+        return "?"
+    return f"{value:.3g}x"
