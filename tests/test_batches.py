@@ -123,6 +123,11 @@ def test_recommend_exports_the_dataset_and_the_dataloader(sweep_run, tmp_path):
     assert loader["value"] == expected
     assert "DataLoader(Dataset(path), batch_size=4, shuffle=True" in loader["text"]
     assert "class Dataset" in rec["exports"]["torch_dataset"]["text"]
+    ds = xr.open_dataset(out / "results.nc").sel(pattern="batches", **rec["winner"]["coords"])
+    assert rec["batches"] == {
+        "samples_per_s": pytest.approx(float(ds["read_samples_per_s"].median())),
+        "first_batch_s": pytest.approx(float(ds["read_first_batch_s"].median())),
+    }
 
 
 def written(backend: str, settings: dict, workload: Workload, directory: Path) -> Path:

@@ -29,7 +29,7 @@ from iotune.analysis.points import (
 from iotune.core.errors import RecommendError
 from iotune.model.objective import Objective
 from iotune.results.accessor import plain  # and ds.iotune
-from iotune.results.batches import batches_of
+from iotune.results.batches import batches_of, loader_figures
 from iotune.results.objective import Candidate
 from iotune.results.speedup import layouts, not_measured, vs_baselines
 from iotune.results.stats import ALPHA
@@ -94,9 +94,13 @@ class Recommendation:
     #: what each baseline laid out, and the baselines not measured with why
     baseline_layouts: dict[str, str] = field(default_factory=dict)
     baselines_missing: list[str] = field(default_factory=list)
+    #: the winner's median ``samples_per_s`` and ``first_batch_s`` (the batches pattern)
+    batches: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        if not self.batches:  # the JSON of sweeps without the batches pattern stays as it was
+            del data["batches"]
         if not self.current:  # the JSON of sweeps without a baseline stays as it was
             del data["current"]
         if not (self.vs_baselines or self.baselines_missing):  # likewise without baselines
@@ -226,6 +230,7 @@ def recommend_with(
         vs_baselines=vs_baselines(ds, {p: winner.coords for p in ds.iotune.patterns}),
         baseline_layouts=layouts(ds),
         baselines_missing=not_measured(ds),
+        batches=loader_figures(ds, winner.coords),
     )
 
 

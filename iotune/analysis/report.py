@@ -76,6 +76,11 @@ def render_text(rec: Recommendation) -> str:
             shown.append(f"compression ratio at most {limits['max_ratio_loss']:.0%} below the best")
         lines.append(f"constraints: {', '.join(shown)}")
     lines += _candidate_lines("winner", rec.winner)
+    if rec.batches:
+        lines.append(
+            f"{'':<11} batches: {format_number(rec.batches['samples_per_s'])} samples/s, "
+            f"first batch after {format_number(rec.batches['first_batch_s'])} s (medians)"
+        )
     if rec.runner_up is not None:
         lines += _candidate_lines("runner-up", rec.runner_up)
     lines.append(f"  {rec.separation}")

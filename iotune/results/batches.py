@@ -71,3 +71,22 @@ def batches_of(ds: xr.Dataset) -> dict[str, Any] | None:
     except ValueError:
         return None
     return found if isinstance(found, dict) else None
+
+
+def loader_figures(ds: xr.Dataset, coords: Mapping[str, Any]) -> dict[str, float]:
+    """The medians of samples/s and time to first batch at the grid point ``coords``.
+
+    Empty when the results have no batches pattern or no such point.
+    """
+    if "read_samples_per_s" not in ds:
+        return {}
+    try:
+        point = ds.sel(pattern=PATTERN, **dict(coords))
+    except (KeyError, ValueError):
+        return {}
+    found = {}
+    for name, (key, *_rest) in VARIABLES.items():
+        values = np.asarray(point[name].values, dtype=float).ravel()
+        if values.size and not np.isnan(values).all():
+            found[key] = float(np.nanmedian(values))
+    return found
