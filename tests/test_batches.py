@@ -273,3 +273,22 @@ def test_a_sweep_stopped_mid_batch_leaves_no_loader_process(tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = finished(proc)  # and no process of the sweep left
     assert proc.returncode == 143, err
+
+
+@pytest.mark.slow
+def test_loader_workers_run_in_trials_on_the_dask_executor(tmp_path):
+    on_dask = {
+        **SWEEP,
+        "backend": "netcdf4",
+        "parameters": {"workers": [0, 2], "prefetch": 2},
+        "read": {"patterns": ["batches"], "batches": BATCHES},
+        "measure": {"repeats": 1, "noise_probes": 0},
+        "execution": {"executor": "dask", "workers": 1},
+    }
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(on_dask, sort_keys=False))
+    proc = start("run", spec, "-o", tmp_path / "out", cwd=tmp_path)
+    _, err = finished(proc)  # and no process of the sweep left
+    assert proc.returncode == 0, err
+    ds = xr.open_dataset(tmp_path / "out" / "results.nc")
+    assert set(ds["status"].values.ravel()) == {"ok"}, ds["error"].values

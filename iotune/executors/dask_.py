@@ -159,6 +159,9 @@ class DaskExecutor(Executor):
             {
                 "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
                 "distributed.nanny.pre-spawn-environ": WORKER_ENVIRON,
+                # so a trial may start processes of its own (the batches pattern's loader
+                # workers); they end with it, and its own end with the nanny's kill
+                "distributed.worker.daemon": False,
             }
         ):
             if scheduler:

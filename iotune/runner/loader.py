@@ -114,11 +114,6 @@ class _Pool:
 
     def start(self, task: TrialTask, path: Path, workers: int) -> None:
         """Start ``workers`` processes reading ``path`` (stop them with :meth:`stop`)."""
-        if multiprocessing.current_process().daemon:
-            raise LoaderError(
-                "workers > 0 needs a trial process that may start processes; this one is "
-                "daemonic (dask: set distributed.worker.daemon to false) - allowed: workers 0"
-            )
         context: Any = multiprocessing.get_context(START_METHOD)
         for w in range(workers):
             jobs_out, jobs_in = context.Pipe(duplex=False)
@@ -195,6 +190,11 @@ def _with_workers(
     task: TrialTask, path: Path, batches: list[list[int]], workers: int, prefetch: int
 ) -> tuple[float, float, int]:
     """``workers > 0``: worker processes assemble batches, ``prefetch`` each in flight."""
+    if multiprocessing.current_process().daemon:
+        raise LoaderError(
+            "workers > 0 needs a trial process that may start processes; this one is "
+            "daemonic (dask: set distributed.worker.daemon to false) - allowed: workers 0"
+        )
     _start_server(task.trial.backend)
     first, delivered = 0.0, 0
     t0 = time.perf_counter()
