@@ -10,7 +10,7 @@ from iotune.model.checks import fail, integer, mapping, section
 from iotune.model.spec import BatchSpec
 
 if TYPE_CHECKING:
-    from iotune.model.spec import ReadSpec, Workload
+    from iotune.model.spec import ReadSpec, Sweep, Workload
 
 KEYS = ("sample", "batch", "batches", "shuffle")
 #: the parameters of the batches pattern's loader (:mod:`iotune.runner.loader`)
@@ -97,3 +97,27 @@ def check_loader_knobs(parameters: object, read: ReadSpec) -> None:
                 f"{parameters[name]!r} applies only to the batches read pattern; "
                 "allowed: add batches to read.patterns, or remove the parameter",
             )
+
+
+def check_fidelity(sweep: Sweep) -> None:
+    """Refuse a ``fidelity`` whose share of the workload holds too few samples for a repeat.
+
+    Raises
+    ------
+    SpecError
+        Naming the fidelity, the samples it holds and what the batches need.
+    """
+    spec = sweep.read.batches
+    if spec is None:
+        return
+    for param in sweep.parameters:
+        if param.name != "fidelity":
+            continue
+        for value in param.values:
+            held = sample_count(sweep.workload_at(value), spec)
+            if held < spec.batch * spec.batches:
+                raise fail(
+                    "parameters.fidelity",
+                    f"{value} keeps {held} samples; read.batches needs "
+                    f"{spec.batch * spec.batches}; allowed: a larger fidelity or fewer batches",
+                )

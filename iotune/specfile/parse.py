@@ -33,7 +33,12 @@ from iotune.model.spec import (
 )
 from iotune.specfile.baseline import parse_baseline
 from iotune.specfile.baselines import parse_baselines
-from iotune.specfile.batches import LOADER_KNOBS, check_loader_knobs, parse_batches
+from iotune.specfile.batches import (
+    LOADER_KNOBS,
+    check_fidelity,
+    check_loader_knobs,
+    parse_batches,
+)
 from iotune.specfile.execution import parse_execution
 from iotune.specfile.hints import check_hint_names, parse_hint_sets
 from iotune.specfile.parameters import parse_parameters
@@ -275,7 +280,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
                 f"{measure.cache!r} does not apply to object storage (every read is a new "
                 "client with no cache); allowed: cold",
             )
-        return Sweep(
+        sweep = Sweep(
             name=name,
             workload=workload,
             backends=backends,
@@ -294,6 +299,8 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
             text=text,
             source=source,
         )
+        check_fidelity(sweep)
+        return sweep
     except SpecError as err:
         if source and err.source is None:
             raise SpecError(err.field, err.message, source=source) from None

@@ -103,3 +103,13 @@ def test_prefetch_without_workers_and_workers_in_memory_do_not_apply() -> None:
     assert "loader workers cannot read" in reasons[("memory", 2, 2)]
     params = {t.id: t.params for t in plan.trials}
     assert all(p["prefetch"] is None for p in params.values() if p["workers"] == 0)
+
+
+def test_a_fidelity_too_small_for_the_batches_is_refused() -> None:
+    from iotune.core.errors import SpecError
+
+    text = HEAD + "parameters: {fidelity: [FID, 1]}\n"
+    text += "read: {patterns: [batches], batches: {batch: 4, batches: 2}}\n"
+    assert load_spec_text(text.replace("FID", "0.5")).read.batches is not None  # 8 of 8
+    with pytest.raises(SpecError, match=r"parameters\.fidelity: 0\.25 keeps 4 samples.* needs 8"):
+        load_spec_text(text.replace("FID", "0.25"))
