@@ -14,7 +14,7 @@ from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export
 from iotune.backends.knobs import NetCDF4Knobs
 from iotune.backends.layout_exports import layout_makers
-from iotune.backends.xarray_open import Chunks, open_with
+from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs, quantize
@@ -181,6 +181,8 @@ class NetCDF4Backend(SlabBackend):
         knobs, more = resolve_file(params, effective["chunks"], HDF5_KNOBS, library="netCDF-C")
         effective, notes = effective | knobs, notes + more
         effective |= {k: params[k] for k in ("fill", "format", "quantize") if k in params}
+        dask, more = resolve_xarray(params)
+        effective, notes = effective | dask, notes + more
         quantize.check_dtype(quantize.Quantize.from_params(effective), workload.dtype)
         if effective.get("format") == "NETCDF3_64BIT_DATA":
             _check_classic(effective)
