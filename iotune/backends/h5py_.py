@@ -35,6 +35,7 @@ from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export, h5py_code
 from iotune.backends.knobs import H5pyKnobs
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.xarray_exports import h5netcdf_export
 from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
@@ -192,6 +193,8 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         makers["h5py_create_dataset"] = lambda: {"text": h5py_code(settings, target, hints=hints)}
         if is_set(settings, "chunk_cache", "page_buffer"):
             makers["xarray_h5netcdf_open"] = lambda: h5netcdf_open_export(settings, target)
+        if settings.get("dask_chunks") is not None:
+            makers["xarray_open"] = lambda: h5netcdf_export(settings, target)
         return make_all(makers | launch_makers(settings, hints))
 
     @classmethod

@@ -19,6 +19,7 @@ from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_p
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.knobs import XARRAY_KNOBS, ZarrKnobs
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.xarray_exports import zarr_export
 from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.backends.zarr_exports import zarr_array_code, zarr_config_code
 from iotune.core.errors import NotApplicable, VerificationError
@@ -220,6 +221,8 @@ class ZarrBackend(SlabBackend):
             makers["zarr_config"] = lambda: {"text": zarr_config_code(settings)}
         if is_set(settings, "shard_index") or quantize.Quantize.from_params(settings).lossy:
             makers["zarr_create_array"] = lambda: {"text": zarr_array_code(settings, target)}
+        if settings.get("dask_chunks") is not None:
+            makers["xarray_open"] = lambda: zarr_export(settings, target)
         return make_all(makers | launch_makers(settings, hints))
 
     def __init__(self) -> None:
