@@ -175,12 +175,3 @@ def chunks_from_label(label: str | None) -> Chunks:
         return label
     pairs = (item.partition("=") for item in label.split(","))
     return {dim: int(n) for dim, _, n in pairs}
-
-
-def chunks_label(chunks: Chunks) -> str:
-    """``chunks`` as results show it: ``none``, ``auto``, ``storage``, ``time=24,lat=90``."""
-    if chunks is None:
-        return "none"
-    if isinstance(chunks, Mapping):
-        return ",".join(f"{k}={v}" for k, v in chunks.items())
-    return str(chunks)
