@@ -73,7 +73,7 @@ def open_with(
     try:
         ds = opener(source, chunks=xarray_chunks(chunks), **dict(options or {}))
     except BaseException:
-        _run(closers)
+        _close_quietly(closers)
         raise
     if closers:
         # xarray keeps the callable that closes its backend store in ``_close``: it runs
@@ -95,13 +95,19 @@ def _run(closers: tuple[Callable[[], None], ...]) -> None:
         raise error
 
 
+def _close_quietly(closers: tuple[Callable[[], None], ...]) -> None:
+    """Close after a failed open: the open's error is the one to report, not a closer's."""
+    with contextlib.suppress(Exception):
+        _run(closers)
+
+
 @contextlib.contextmanager
 def closing_on_error(closers: list[Callable[[], None]]) -> Iterator[None]:
     """Run ``closers`` if the block raises (a partly opened source is closed)."""
     try:
         yield
     except BaseException:
-        _run(tuple(closers))
+        _close_quietly(tuple(closers))
         raise
 
 

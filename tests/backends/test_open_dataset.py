@@ -59,6 +59,7 @@ def test_each_format_round_trips_with_the_workload_dims(tmp_path: Path, name: st
         assert tuple(ds["data"].dims) == WORKLOAD.dims
         assert list(ds.data_vars) == ["data"]  # the dimension scales are not variables
         assert ds["data"].chunks is None  # chunks None: no dask
+        assert ds["data"].dtype == WORKLOAD.dtype  # no fill value turned into a mask
         np.testing.assert_array_equal(ds["data"].values, data)
         assert stored_chunks(ds) == {"time": 4, "y": 4, "x": 6}
     finally:
