@@ -13,12 +13,15 @@ from iotune.backends._hdf5 import (
     ALLOC_TIMES,
     CACHE_KNOBS,
     FILE_KNOBS,
+    attach_dimensions,
     check_alignment,
     dataset_properties,
     file_kwargs,
     file_space,
+    h5netcdf_options,
     resolve_file,
     resolve_layout,
+    stored_dtype,
 )
 from iotune.backends.base import (
     LaunchedBackend,
@@ -32,6 +35,8 @@ from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export, h5py_code, h5py_loader_open
 from iotune.backends.knobs import H5pyKnobs
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.xarray_exports import h5netcdf_export
+from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs
@@ -118,6 +123,7 @@ def create_dataset(file: Any, workload: Workload, params: Mapping[str, Any]) -> 
     )
     for axis, dim in enumerate(workload.dims):
         dset.attrs[f"dim{axis}"] = dim
+    attach_dimensions(file, dset, workload)
     return dset
 
 
@@ -191,6 +197,8 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         makers["h5py_create_dataset"] = lambda: {"text": h5py_code(settings, target, hints=hints)}
         if is_set(settings, "chunk_cache", "page_buffer"):
             makers["xarray_h5netcdf_open"] = lambda: h5netcdf_open_export(settings, target)
+        if settings.get("dask_chunks") is not None:
+            makers["xarray_open"] = lambda: h5netcdf_export(settings, target)
         return make_all(makers | launch_makers(settings, hints))
 
     @classmethod
@@ -227,6 +235,10 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         knobs, file_notes = resolve_file(params, effective["chunks"], FILE_KNOBS + CACHE_KNOBS)
         effective, notes = effective | knobs, notes + file_notes
         n = int(params.get("nprocs", 1))
+        dask, more = resolve_xarray(params)
+        if n > 1 and dask:
+            raise NotApplicable("dask_chunks: a parallel trial reads through its MPI ranks")
+        effective, notes = effective | dask, notes + more
         parallel_only = ("io", "hints", "stripe_count", "stripe_size", *TYPED_HINTS)
         if n == 1:
             notes += [f"{k} applies only to nprocs > 1" for k in parallel_only if k in params]
@@ -304,6 +316,25 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
         return _H5Reader(path, workload, params)
+
+    def open_dataset(
+        self,
+        path: Path,
+        params: Mapping[str, Any],
+        *,
+        chunks: Chunks,
+        workload: Workload | None = None,
+    ) -> Any:
+        """``xr.open_dataset(path, engine="h5netcdf", chunks=...)`` with the trial's chunk cache.
+
+        The read-side access properties (chunk cache, page buffer) go to ``h5py.File``
+        through ``driver_kwds``, as the ``xarray_h5netcdf_open`` export prints them.
+        """
+        import xarray as xr
+
+        self.import_library()  # hdf5plugin's filters, before h5netcdf reads a chunk
+        options = h5netcdf_options(params, lambda: stored_dtype(path, workload))
+        return open_with(xr.open_dataset, path, chunks=chunks, options=options)
 
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
         import h5py

@@ -15,6 +15,8 @@ from iotune.backends.h5py_exports import h5netcdf_open_export
 from iotune.backends.knobs import NetCDF4Knobs
 from iotune.backends.layout_exports import layout_makers
 from iotune.backends.netcdf4_exports import netcdf4_loader_open
+from iotune.backends.xarray_exports import netcdf4_cache_lines, open_export
+from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs, quantize
@@ -106,6 +108,22 @@ def _set_cache(var: Any, params: Mapping[str, Any]) -> None:
     )
 
 
+def _default_cache(params: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Make the trial's chunk cache netCDF-C's default; return the closer that restores it."""
+    size, slots, w0 = (params.get(k) for k in ("chunk_cache", "cache_slots", "cache_preemption"))
+    if size is None and slots is None and w0 is None:
+        return ()
+    import netCDF4
+
+    before = netCDF4.get_chunk_cache()
+    netCDF4.set_chunk_cache(
+        size=before[0] if size is None else size,
+        nelems=before[1] if slots is None else slots,
+        preemption=before[2] if w0 is None else w0,
+    )
+    return (lambda: netCDF4.set_chunk_cache(*before),)
+
+
 def _check_classic(effective: dict[str, Any]) -> None:
     """What a netCDF-3 file cannot hold: chunks, codecs, HDF5 properties, quantisation."""
     if effective["chunks"] != "contiguous":
@@ -142,10 +160,16 @@ class NetCDF4Backend(SlabBackend):
         hints: Mapping[str, Any] | None = None,
         storage: StorageSpec | None = None,
     ) -> dict[str, dict[str, Any]]:
-        """The layout exports, and h5netcdf's read options when a chunk cache was set."""
+        """The layout exports, h5netcdf's read options when a chunk cache was set, and the
+        ``open_dataset`` line of a point read through xarray (``dask_chunks``)."""
         makers = layout_makers(settings, target)
         if is_set(settings, "chunk_cache", "page_buffer"):
             makers["xarray_h5netcdf_open"] = lambda: h5netcdf_open_export(settings, target)
+        if settings.get("dask_chunks") is not None:
+            before = netcdf4_cache_lines(settings)
+            makers["xarray_open"] = lambda: open_export(
+                settings, target, engine="netcdf4", before=before
+            )
         return make_all(makers | launch_makers(settings, hints))
 
     @classmethod
@@ -169,6 +193,8 @@ class NetCDF4Backend(SlabBackend):
         knobs, more = resolve_file(params, effective["chunks"], HDF5_KNOBS, library="netCDF-C")
         effective, notes = effective | knobs, notes + more
         effective |= {k: params[k] for k in ("fill", "format", "quantize") if k in params}
+        dask, more = resolve_xarray(params)
+        effective, notes = effective | dask, notes + more
         quantize.check_dtype(quantize.Quantize.from_params(effective), workload.dtype)
         if effective.get("format") == "NETCDF3_64BIT_DATA":
             _check_classic(effective)
@@ -191,6 +217,25 @@ class NetCDF4Backend(SlabBackend):
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
         return _NCReader(path, params)
+
+    def open_dataset(
+        self,
+        path: Path,
+        params: Mapping[str, Any],
+        *,
+        chunks: Chunks,
+        workload: Workload | None = None,
+    ) -> Any:
+        """``xr.open_dataset(path, engine="netcdf4", chunks=...)``, with the trial's chunk cache.
+
+        xarray sets no per-variable cache: the trial's is netCDF-C's default for files
+        opened from now on (``netCDF4.set_chunk_cache``) until the Dataset is closed.
+        """
+        import xarray as xr
+
+        restore = _default_cache(params)
+        options = {"engine": "netcdf4"}
+        return open_with(xr.open_dataset, path, chunks=chunks, closers=restore, options=options)
 
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
         import netCDF4

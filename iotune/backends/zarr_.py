@@ -17,8 +17,10 @@ import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
-from iotune.backends.knobs import ZarrKnobs
+from iotune.backends.knobs import XARRAY_KNOBS, ZarrKnobs
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.xarray_exports import zarr_export
+from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.backends.zarr_exports import zarr_array_code, zarr_config_code, zarr_loader_open
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
@@ -26,8 +28,13 @@ from iotune.model import codecs, quantize
 from iotune.model.spec import StorageSpec, Workload
 
 VARIABLE = "data"
-#: the store-level knobs, beside chunks, shards and codecs (and the chunk cache it has not)
-KNOBS = ZarrKnobs.names()[ZarrKnobs.names().index("chunk_cache") + 1 :]
+#: the store-level knobs, beside chunks, shards and codecs (and the chunk cache it has not),
+#: and xarray's, which the store does not hold
+KNOBS = tuple(
+    k
+    for k in ZarrKnobs.names()[ZarrKnobs.names().index("chunk_cache") + 1 :]
+    if k not in XARRAY_KNOBS
+)
 
 
 @contextlib.contextmanager
@@ -124,6 +131,33 @@ def _configured(config: Mapping[str, Any]) -> contextlib.AbstractContextManager[
     return zarr.config.set(dict(config))
 
 
+def config_closers(params: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Set the trial's zarr.config for the process; return the closer that restores it.
+
+    An xarray Dataset reads when it is computed, outside any call iotune wraps, so
+    the setting holds while the Dataset is open.
+    """
+    config = _config(params)
+    if not config:
+        return ()
+    import zarr
+
+    setting = zarr.config.set(config)
+    return (lambda: setting.__exit__(None, None, None),)
+
+
+def open_zarr_dataset(
+    store: Any, params: Mapping[str, Any], *, chunks: Chunks, consolidated: bool, closers: tuple
+) -> Any:
+    """``xr.open_zarr(store, chunks=..., consolidated=...)`` with the trial's zarr.config."""
+    import xarray as xr
+
+    closers = (*closers, *config_closers(params))
+    options = {"zarr_format": 3, "consolidated": consolidated}
+    with _quiet():
+        return open_with(xr.open_zarr, store, chunks=chunks, closers=closers, options=options)
+
+
 def _compressors(params: Mapping[str, Any], itemsize: int) -> list[Any] | None:
     return codecs.zarr_compressors(codecs.Codec.from_params(params), itemsize=itemsize)
 
@@ -191,6 +225,8 @@ class ZarrBackend(SlabBackend):
             makers["zarr_config"] = lambda: {"text": zarr_config_code(settings)}
         if is_set(settings, "shard_index") or quantize.Quantize.from_params(settings).lossy:
             makers["zarr_create_array"] = lambda: {"text": zarr_array_code(settings, target)}
+        if settings.get("dask_chunks") is not None:
+            makers["xarray_open"] = lambda: zarr_export(settings, target)
         return make_all(makers | launch_makers(settings, hints))
 
     def __init__(self) -> None:
@@ -217,6 +253,8 @@ class ZarrBackend(SlabBackend):
             "chunk_cache": None,
         }
         effective |= {k: params[k] for k in KNOBS if k in params}
+        dask, more = resolve_xarray(params)
+        effective, notes = effective | dask, notes + more
         if "shard_index" in params and shards == "none":
             notes.append("shard_index applies only with shards")
             effective["shard_index"] = None
@@ -232,6 +270,20 @@ class ZarrBackend(SlabBackend):
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
         return _ZarrReader(path, params)
+
+    def open_dataset(
+        self,
+        path: Path,
+        params: Mapping[str, Any],
+        *,
+        chunks: Chunks,
+        workload: Workload | None = None,
+    ) -> Any:
+        """``xr.open_zarr(path, chunks=..., consolidated=False)``: the group's ``data`` array.
+
+        The writer consolidates nothing, so xarray is told not to look for it.
+        """
+        return open_zarr_dataset(str(path), params, chunks=chunks, consolidated=False, closers=())
 
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
         return verify_array(_open_array(path), params, self._applied)

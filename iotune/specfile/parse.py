@@ -44,6 +44,7 @@ from iotune.specfile.hints import check_hint_names, parse_hint_sets
 from iotune.specfile.parameters import parse_parameters
 from iotune.specfile.search import parse_search
 from iotune.specfile.storage import check_backends, parse_storage
+from iotune.specfile.xarray_reads import check_parameters as check_xarray_parameters
 
 # --- small parse helpers ----------------------------------------------------
 
@@ -263,6 +264,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
             raise fail("description", f"expected a string, got {description!r}")
         read = parse_read(data.get("read"), workload)
         check_loader_knobs(data.get("parameters"), read)
+        check_xarray_parameters(backends, data.get("parameters"))
         parameters = parse_parameters(
             data.get("parameters"), workload, _parameters_allowed(backends, read)
         )
