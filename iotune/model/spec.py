@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from iotune.core.units import chunk_label
+from iotune.model.userpatterns import UserPattern
 
 SPEC_VERSION = 1
 DTYPES = ("int16", "int32", "uint16", "float32", "float64")
@@ -118,6 +119,13 @@ class ReadSpec:
     timeseries_pixels: int = 16
     random_ops: int = 64
     random_shape: tuple[tuple[str, int], ...] = ()
+    #: the patterns that call the user's code, also named in ``patterns``; repr=False
+    #: keeps the digest of sweeps without them (the digest adds them itself)
+    user: tuple[UserPattern, ...] = field(default=(), repr=False)
+
+    def user_pattern(self, name: str) -> UserPattern | None:
+        """The user's pattern called ``name``; None for a built-in pattern."""
+        return next((u for u in self.user if u.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -317,4 +325,6 @@ class Sweep:
             data["search"] = self.search.key()
         if self.storage is not None:  # likewise for sweeps on local storage
             data["storage"] = self.storage.key()
+        if self.read.user:  # likewise for sweeps reading with built-in patterns only
+            data["user_patterns"] = [u.to_dict() for u in self.read.user]
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

@@ -51,7 +51,13 @@ def one_repeat(task: TrialTask, backend: SlabBackend, path: Path, result: TrialR
     checksum, result.stored = verified(task, backend, path, written)
     result.file_bytes = backend.stored_bytes(path)
     for pattern in task.read.patterns:
-        entry = read_once(task, backend, path, pattern, checksum)
+        user = task.read.user_pattern(pattern)
+        if user is not None:  # the user's code, on the file opened as xarray
+            from iotune.runner.userread import user_read_once
+
+            entry = user_read_once(task, backend, path, user)
+        else:
+            entry = read_once(task, backend, path, pattern, checksum)
         result.reads.setdefault(pattern, []).append(entry)
     backend.remove(path)
 

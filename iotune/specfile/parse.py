@@ -31,12 +31,14 @@ from iotune.model.spec import (
     Sweep,
     Workload,
 )
+from iotune.model.userpatterns import UserPattern
 from iotune.specfile.baseline import parse_baseline
 from iotune.specfile.execution import parse_execution
 from iotune.specfile.hints import check_hint_names, parse_hint_sets
 from iotune.specfile.parameters import parse_parameters
 from iotune.specfile.search import parse_search
 from iotune.specfile.storage import check_backends, parse_storage
+from iotune.specfile.userpatterns import parse_user_pattern
 
 # --- small parse helpers ----------------------------------------------------
 
@@ -102,14 +104,26 @@ def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
     return {"path": str(path.resolve()), "variable": data["variable"], **info}
 
 
-def parse_read(value: object, workload: Workload) -> ReadSpec:
+def parse_read(value: object, workload: Workload, *, base: Path | None = None) -> ReadSpec:
     data = mapping(section(value), "read", ("patterns", "spatial", "timeseries", "random"))
     patterns = data.get("patterns", ["full"])
     if isinstance(patterns, str):
         patterns = [patterns]
     if not isinstance(patterns, list) or not patterns:
-        raise fail("read.patterns", f"expected a non-empty list of {', '.join(PATTERNS)}")
-    parsed = tuple(choice(p, f"read.patterns[{i}]", PATTERNS) for i, p in enumerate(patterns))
+        raise fail(
+            "read.patterns",
+            f"expected a non-empty list of {', '.join(PATTERNS)} or {{name, call}} entries",
+        )
+    user: list[UserPattern] = []
+    names: list[str] = []
+    for i, entry in enumerate(patterns):
+        if isinstance(entry, Mapping):  # the user's code: {name, call} or {name, script, ...}
+            taken = (*PATTERNS, *(u.name for u in user))
+            user.append(parse_user_pattern(entry, f"read.patterns[{i}]", base=base, taken=taken))
+            names.append(user[-1].name)
+        else:
+            names.append(choice(entry, f"read.patterns[{i}]", PATTERNS))
+    parsed = tuple(names)
     if len(set(parsed)) != len(parsed):
         raise fail("read.patterns", f"{patterns!r} lists a pattern twice")
     spatial = []
@@ -139,7 +153,8 @@ def parse_read(value: object, workload: Workload) -> ReadSpec:
         )
         for d, n in box.items()
     )
-    return ReadSpec(parsed, tuple(spatial), pixels, ops, shape)
+    return ReadSpec(parsed, tuple(spatial), pixels, ops, shape, user=tuple(user))
+
 
 
 def parse_measure(value: object) -> MeasureSpec:
@@ -222,8 +237,14 @@ def _parameters_allowed(backends: tuple[str, ...]) -> tuple[str, ...]:
     return (*names, *(p for p in generic_parameters() if p not in names))
 
 
-def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sweep:
-    """Validate a spec already read from YAML into a :class:`Sweep`."""
+def parse_spec(
+    data: object, *, text: str = "", source: str | None = None, base: Path | None = None
+) -> Sweep:
+    """Validate a spec already read from YAML into a :class:`Sweep`.
+
+    Relative paths in it (a workload file, the user's scripts and modules) are
+    found from ``base``, by default the directory of ``source``.
+    """
     try:
         if data is None:
             raise fail("", "the spec is empty; it needs at least 'version' and 'workload'")
@@ -237,7 +258,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         if "workload" not in data:
             raise fail("workload", "required, e.g. {shape: {time: 64, y: 512, x: 512}}")
         data = with_current_names(data)
-        base = Path(source).parent if source else None
+        base = base if base is not None else Path(source).parent if source else None
         workload = parse_workload(data["workload"], base=base)
         backends = parse_backends(data.get("backend", "netcdf4"))
         name = data.get("name", Path(source).stem if source else "sweep")
@@ -253,7 +274,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         for param in parameters:
             if param.name == "hints":
                 check_hint_names(param.values, hints, swept=param.swept)
-        read = parse_read(data.get("read"), workload)
+        read = parse_read(data.get("read"), workload, base=base)
         metrics = ("write", *(f"read:{p}" for p in read.patterns))
         storage = parse_storage(data["storage"]) if "storage" in data else None
         check_backends(storage, backends)
@@ -288,7 +309,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         raise
 
 
-def load_spec_text(text: str, *, source: str | None = None) -> Sweep:
+def load_spec_text(text: str, *, source: str | None = None, base: Path | None = None) -> Sweep:
     """Parse spec text; malformed YAML is a :class:`SpecError` with its line."""
     try:
         data = yaml.safe_load(text)
@@ -297,7 +318,7 @@ def load_spec_text(text: str, *, source: str | None = None) -> Sweep:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise SpecError("", f"malformed YAML{where}: {problem}", source=source) from err
-    return parse_spec(data, text=text, source=source)
+    return parse_spec(data, text=text, source=source, base=base)
 
 
 def load_spec(path: str | Path) -> Sweep:
