@@ -41,6 +41,21 @@ def on_object_storage(name: str) -> bool:
     return bool(getattr(get_backend(name), "object_storage", False))
 
 
+#: the built-ins whose stored array xarray opens (``SlabBackend.open_dataset``); posix,
+#: memory and mpiio store bytes without the names and shape a Dataset needs
+XARRAY_BUILTINS = ("netcdf4", "h5py", "zarr", "zarr-object", "hdf5-object", "netcdf4-object")
+
+
+def opens_with_xarray(name: str) -> bool:
+    """Whether backend ``name`` implements ``open_dataset`` (an xarray Dataset of its array)."""
+    if name in BUILTINS:
+        return name in XARRAY_BUILTINS
+    from iotune.backends.base import SlabBackend
+
+    cls = get_backend(name)
+    return issubclass(cls, SlabBackend) and cls.open_dataset is not SlabBackend.open_dataset
+
+
 def backend_names() -> tuple[str, ...]:
     """Names of every registered backend: the built-ins, then installed plugins."""
     return tuple(registry(GROUP, BUILTINS))

@@ -12,10 +12,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from iotune.backends.knobs import H5pyKnobs
+from iotune.backends.xarray_open import VARIABLE
 from iotune.core.errors import NotApplicable
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs
 from iotune.model.spec import Workload
+
+#: what netCDF-4 writes in a dimension scale that holds no coordinate values (h5netcdf
+#: and netCDF-C read such a scale as a dimension, not as a variable)
+NETCDF_DIMENSION = "This is a netCDF dimension but not a netCDF variable."
 
 
 def resolve_layout(
@@ -212,3 +217,47 @@ def file_kwargs(params: Mapping[str, Any], workload: Workload, *, create: bool) 
     if create and params.get("page_size"):
         kwargs |= {"fs_strategy": "page", "fs_page_size": params["page_size"]}
     return kwargs
+
+
+#: HDF5 access properties h5netcdf hands to h5py.File when xarray opens a file
+READ_SIDE = ("rdcc_nbytes", "rdcc_nslots", "rdcc_w0", "page_buf_size")
+
+
+def h5netcdf_options(params: Mapping[str, Any], dtype: Callable[[], str]) -> dict[str, Any]:
+    """``xr.open_dataset`` keywords reading a trial's HDF5 file as measured: h5netcdf, cache.
+
+    ``dtype`` (the stored array's, e.g. ``int16``) is asked only when the chunk
+    cache's slot count depends on the item size, as the h5py reader's does.
+    """
+    needs_dtype = params.get("chunk_cache") is not None and params.get("cache_slots") is None
+    workload = Workload(dims=(), shape=(), dtype=dtype() if needs_dtype else "int16")
+    found = file_kwargs(params, workload, create=False)
+    driver = {k: v for k, v in found.items() if k in READ_SIDE}
+    return {"engine": "h5netcdf"} | ({"driver_kwds": driver} if driver else {})
+
+
+def attach_dimensions(file: Any, dset: Any, workload: Workload) -> None:
+    """Name the dataset's dimensions as netCDF-4 does, so xarray opens it with the workload's.
+
+    Each dimension is an HDF5 dimension scale: a dataset of the dimension's
+    length that is never written, so HDF5 allocates it no storage (a parallel
+    file allocates it early, a few bytes per step) and the measured I/O is the
+    array's.
+    """
+    for axis, (dim, size) in enumerate(zip(workload.dims, workload.shape, strict=True)):
+        scale = file.create_dataset(dim, shape=(size,), dtype="f4")
+        scale.make_scale(f"{NETCDF_DIMENSION}{size:10d}")
+        dset.dims[axis].attach_scale(scale)
+
+
+def stored_dtype(source: Any, workload: Workload | None) -> str:
+    """The dtype of the stored dataset: the workload's, else read from ``source`` (path or file)."""
+    if workload is not None:
+        return workload.dtype
+    import h5py
+
+    with h5py.File(source, "r") as fh:
+        name = str(fh[VARIABLE].dtype)
+    if hasattr(source, "seek"):
+        source.seek(0)
+    return name

@@ -25,6 +25,7 @@ import numpy as np
 
 from iotune.backends import exports_base
 from iotune.backends.knobs import Knobs
+from iotune.backends.xarray_open import Chunks
 from iotune.measuring.access import Selection
 from iotune.model.records import TrialResult, TrialTask
 from iotune.model.spec import StorageSpec, Workload
@@ -228,6 +229,52 @@ class SlabBackend(Backend):
         if path.is_dir():
             return sorted(p for p in path.rglob("*") if p.is_file())
         return [path] if path.exists() else []
+
+    def open_dataset(
+        self,
+        path: Path,
+        params: Mapping[str, Any],
+        *,
+        chunks: Chunks,
+        workload: Workload | None = None,
+    ) -> Any:
+        """Open the stored array as its users open it: an ``xarray.Dataset``.
+
+        The Dataset holds the variable ``data`` with the workload's dimension
+        names, read through the format's xarray engine with the trial's read-side
+        parameters (chunk cache, request concurrency, an object store's client).
+
+        Parameters
+        ----------
+        path
+            The stored array, as ``open_reader`` takes it.
+        params
+            The trial's effective parameters.
+        chunks
+            ``open_dataset``'s ``chunks``: None (no dask), ``"auto"``, ``{dim: n}``,
+            or ``"storage"``, one dask chunk per stored chunk
+            (:mod:`iotune.backends.xarray_open`).
+        workload
+            The trial's array, when the caller has it (h5py's chunk-cache slot count
+            uses its item size; without it the item size is read from the file).
+
+        Returns
+        -------
+        xarray.Dataset
+            Closing it closes everything the open made (files, stores, clients).
+
+        Raises
+        ------
+        UsageError
+            The format cannot be opened with xarray (this default), or ``chunks``
+            is not one of the values above.
+        """
+        from iotune.core.errors import UsageError
+
+        raise UsageError(
+            f"backend {self.name}: format {self.name} cannot be opened with xarray "
+            "(netcdf4, h5py, zarr and their object-store variants can)"
+        )
 
 
 class LaunchedBackend(Backend):

@@ -13,12 +13,15 @@ from iotune.backends._hdf5 import (
     ALLOC_TIMES,
     CACHE_KNOBS,
     FILE_KNOBS,
+    attach_dimensions,
     check_alignment,
     dataset_properties,
     file_kwargs,
     file_space,
+    h5netcdf_options,
     resolve_file,
     resolve_layout,
+    stored_dtype,
 )
 from iotune.backends.base import (
     LaunchedBackend,
@@ -32,6 +35,7 @@ from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export, h5py_code
 from iotune.backends.knobs import H5pyKnobs
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.xarray_open import Chunks, open_with
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs
@@ -118,6 +122,7 @@ def create_dataset(file: Any, workload: Workload, params: Mapping[str, Any]) -> 
     )
     for axis, dim in enumerate(workload.dims):
         dset.attrs[f"dim{axis}"] = dim
+    attach_dimensions(file, dset, workload)
     return dset
 
 
@@ -300,6 +305,25 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
         return _H5Reader(path, workload, params)
+
+    def open_dataset(
+        self,
+        path: Path,
+        params: Mapping[str, Any],
+        *,
+        chunks: Chunks,
+        workload: Workload | None = None,
+    ) -> Any:
+        """``xr.open_dataset(path, engine="h5netcdf", chunks=...)`` with the trial's chunk cache.
+
+        The read-side access properties (chunk cache, page buffer) go to ``h5py.File``
+        through ``driver_kwds``, as the ``xarray_h5netcdf_open`` export prints them.
+        """
+        import xarray as xr
+
+        self.import_library()  # hdf5plugin's filters, before h5netcdf reads a chunk
+        options = h5netcdf_options(params, lambda: stored_dtype(path, workload))
+        return open_with(xr.open_dataset, path, chunks=chunks, options=options)
 
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
         import h5py

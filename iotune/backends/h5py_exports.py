@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from iotune.backends._hdf5 import file_kwargs
+from iotune.backends._hdf5 import READ_SIDE, file_kwargs
 from iotune.backends.exports_base import Target, check_hints, chunk_shape, codec_of
 from iotune.backends.knobs import H5pyKnobs
 from iotune.core.errors import NotApplicable
@@ -20,8 +20,6 @@ from iotune.model.spec import Workload
 
 #: h5repack's --low/--high numbers (H5F_libver_t); "latest" is its -L option
 H5REPACK_LIBVER = {"earliest": 0, "v18": 1, "v110": 2, "v112": 3, "v114": 4}
-#: HDF5 access properties h5netcdf hands to h5py.File when xarray opens a file
-_READ_SIDE = ("rdcc_nbytes", "rdcc_nslots", "rdcc_w0", "page_buf_size")
 
 
 def h5py_filter_args(codec: codecs.Codec) -> list[str]:
@@ -105,7 +103,7 @@ def h5py_sieve_note(settings: Mapping[str, Any]) -> list[str]:
 
 def xarray_h5netcdf_open(settings: Mapping[str, Any], target: Target) -> dict[str, Any]:
     """``xr.open_dataset(path, **this)``: the read-side HDF5 properties through h5netcdf."""
-    kwargs = {k: v for k, v in h5py_file_kwargs(settings, target).items() if k in _READ_SIDE}
+    kwargs = {k: v for k, v in h5py_file_kwargs(settings, target).items() if k in READ_SIDE}
     if not kwargs:
         raise NotApplicable("no read-side HDF5 property (chunk cache, page buffer) was set")
     return {"engine": "h5netcdf", "driver_kwds": kwargs}

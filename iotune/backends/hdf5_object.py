@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from iotune.backends import exports_base, object_exports
+from iotune.backends._hdf5 import h5netcdf_options, stored_dtype
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.backends.exports_base import launch_makers, make_all
 from iotune.backends.h5py_ import DATASET, H5pyBackend, open_file
@@ -31,6 +32,7 @@ from iotune.backends.object_knobs import (
     UploadedFileKnobs,
 )
 from iotune.backends.objectbase import ObjectStoreBackend
+from iotune.backends.xarray_open import METER_KEY, Chunks, closing_on_error, open_with
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.model.spec import StorageSpec, Workload
 from iotune.objectstore.clients import close_fsspec, run_cancellable
@@ -168,6 +170,42 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
         return _Reader(self.target, self.key(path), workload, params)
+
+    def open_dataset(
+        self,
+        path: Path,
+        params: Mapping[str, Any],
+        *,
+        chunks: Chunks,
+        workload: Workload | None = None,
+    ) -> Any:
+        """``xr.open_dataset(f, engine="h5netcdf", chunks=...)`` on a new metered fsspec file.
+
+        The file is opened as the h5py reader opens it (``cache_type``,
+        ``read_block_size``); the Meter of its requests is ``ds.encoding["iotune_meter"]``.
+        """
+        import xarray as xr
+
+        from iotune.objectstore.clients import fsspec_filesystem
+
+        H5pyBackend.import_library()
+        meter = Meter()
+        fs = fsspec_filesystem(self.target, meter)
+        closers: list[Any] = [lambda: close_fsspec(fs)]
+        with closing_on_error(closers):
+            handle = fs.open(
+                self.target.fsspec_path(self.key(path)),
+                "rb",
+                cache_type=params["cache_type"],
+                block_size=int(params["read_block_size"]),
+            )
+            closers.insert(0, handle.close)
+            options = h5netcdf_options(params, lambda: stored_dtype(handle, workload))
+        ds = open_with(
+            xr.open_dataset, handle, chunks=chunks, closers=tuple(closers), options=options
+        )
+        ds.encoding[METER_KEY] = meter
+        return ds
 
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
         local = getattr(self, "_local", None) or self.writer()

@@ -14,6 +14,7 @@ from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export
 from iotune.backends.knobs import NetCDF4Knobs
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.xarray_open import Chunks, open_with
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs, quantize
@@ -105,6 +106,22 @@ def _set_cache(var: Any, params: Mapping[str, Any]) -> None:
     )
 
 
+def _default_cache(params: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Make the trial's chunk cache netCDF-C's default; return the closer that restores it."""
+    size, slots, w0 = (params.get(k) for k in ("chunk_cache", "cache_slots", "cache_preemption"))
+    if size is None and slots is None and w0 is None:
+        return ()
+    import netCDF4
+
+    before = netCDF4.get_chunk_cache()
+    netCDF4.set_chunk_cache(
+        size=before[0] if size is None else size,
+        nelems=before[1] if slots is None else slots,
+        preemption=before[2] if w0 is None else w0,
+    )
+    return (lambda: netCDF4.set_chunk_cache(*before),)
+
+
 def _check_classic(effective: dict[str, Any]) -> None:
     """What a netCDF-3 file cannot hold: chunks, codecs, HDF5 properties, quantisation."""
     if effective["chunks"] != "contiguous":
@@ -186,6 +203,25 @@ class NetCDF4Backend(SlabBackend):
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
         return _NCReader(path, params)
+
+    def open_dataset(
+        self,
+        path: Path,
+        params: Mapping[str, Any],
+        *,
+        chunks: Chunks,
+        workload: Workload | None = None,
+    ) -> Any:
+        """``xr.open_dataset(path, engine="netcdf4", chunks=...)``, with the trial's chunk cache.
+
+        xarray sets no per-variable cache: the trial's is netCDF-C's default for files
+        opened from now on (``netCDF4.set_chunk_cache``) until the Dataset is closed.
+        """
+        import xarray as xr
+
+        restore = _default_cache(params)
+        options = {"engine": "netcdf4"}
+        return open_with(xr.open_dataset, path, chunks=chunks, closers=restore, options=options)
 
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
         import netCDF4

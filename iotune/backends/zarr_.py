@@ -19,6 +19,7 @@ from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_p
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.knobs import ZarrKnobs
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.xarray_open import Chunks, open_with
 from iotune.backends.zarr_exports import zarr_array_code, zarr_config_code
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
@@ -122,6 +123,33 @@ def _configured(config: Mapping[str, Any]) -> contextlib.AbstractContextManager[
     import zarr
 
     return zarr.config.set(dict(config))
+
+
+def config_closers(params: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Set the trial's zarr.config for the process; return the closer that restores it.
+
+    An xarray Dataset reads when it is computed, outside any call iotune wraps, so
+    the setting holds while the Dataset is open.
+    """
+    config = _config(params)
+    if not config:
+        return ()
+    import zarr
+
+    setting = zarr.config.set(config)
+    return (lambda: setting.__exit__(None, None, None),)
+
+
+def open_zarr_dataset(
+    store: Any, params: Mapping[str, Any], *, chunks: Chunks, consolidated: bool, closers: tuple
+) -> Any:
+    """``xr.open_zarr(store, chunks=..., consolidated=...)`` with the trial's zarr.config."""
+    import xarray as xr
+
+    closers = (*closers, *config_closers(params))
+    options = {"zarr_format": 3, "consolidated": consolidated}
+    with _quiet():
+        return open_with(xr.open_zarr, store, chunks=chunks, closers=closers, options=options)
 
 
 def _compressors(params: Mapping[str, Any], itemsize: int) -> list[Any] | None:
@@ -228,6 +256,20 @@ class ZarrBackend(SlabBackend):
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
         return _ZarrReader(path, params)
+
+    def open_dataset(
+        self,
+        path: Path,
+        params: Mapping[str, Any],
+        *,
+        chunks: Chunks,
+        workload: Workload | None = None,
+    ) -> Any:
+        """``xr.open_zarr(path, chunks=..., consolidated=False)``: the group's ``data`` array.
+
+        The writer consolidates nothing, so xarray is told not to look for it.
+        """
+        return open_zarr_dataset(str(path), params, chunks=chunks, consolidated=False, closers=())
 
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
         return verify_array(_open_array(path), params, self._applied)

@@ -21,12 +21,14 @@ from iotune.backends.exports_base import launch_makers, make_all
 from iotune.backends.layout_exports import layout_makers
 from iotune.backends.object_knobs import ZarrObjectKnobs, ZarrStoreKnobs
 from iotune.backends.objectbase import ObjectStoreBackend
+from iotune.backends.xarray_open import METER_KEY, Chunks
 from iotune.backends.zarr_ import (
     VARIABLE,
     ZarrBackend,
     _quiet,
     _ZarrReader,
     _ZarrWriter,
+    open_zarr_dataset,
     verify_array,
 )
 from iotune.model.spec import StorageSpec, Workload
@@ -137,6 +139,33 @@ class ZarrObjectBackend(ObjectStoreBackend):
         meter = Meter()
         return _Reader(self._store(path, params, meter, read_only=True), params, meter)
 
+    def open_dataset(
+        self,
+        path: Path,
+        params: Mapping[str, Any],
+        *,
+        chunks: Chunks,
+        workload: Workload | None = None,
+    ) -> Any:
+        """``xr.open_zarr`` on a new metered store of the trial's client (consolidated or not).
+
+        The Meter of its requests is ``ds.encoding["iotune_meter"]``
+        (:func:`iotune.backends.xarray_open.traffic`).
+        """
+        meter = Meter()
+        store = self._store(path, params, meter, read_only=True)
+        config = _zarr_params(params)
+        consolidated = params["consolidated"] == "on"
+        ds = open_zarr_dataset(
+            store,
+            config,
+            chunks=chunks,
+            consolidated=consolidated,
+            closers=(lambda: _close(store),),
+        )
+        ds.encoding[METER_KEY] = meter
+        return ds
+
     def verify(self, path: Path, params: Mapping[str, Any]) -> dict[str, Any]:
         import zarr
 
@@ -164,5 +193,7 @@ def _consolidated(store: Any) -> bool:
     import zarr
 
     with _quiet():
-        group = zarr.open_group(store, mode="r", zarr_format=3, use_consolidated=False)
+        # None: the consolidated metadata is loaded when the store holds some (False would
+        # skip it, and the group would never show any)
+        group = zarr.open_group(store, mode="r", zarr_format=3, use_consolidated=None)
     return group.metadata.consolidated_metadata is not None
