@@ -48,7 +48,9 @@ def user_read_once(
     params = task.trial.params
     clock, before = measure.Stopwatch(), usercode.process_io()
     with clock:
-        dataset = backend.open_dataset(path, params, chunks=dask_chunks(params))  # type: ignore[attr-defined]
+        dataset = backend.open_dataset(
+            path, params, chunks=dask_chunks(params), workload=task.workload
+        )
         try:
             result = sameanswer.flatten(usercode.call(pattern, dataset))
             traffic = _traffic(dataset)
