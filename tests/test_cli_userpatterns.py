@@ -125,17 +125,15 @@ def test_a_layout_that_changes_the_answer_fails_with_the_difference(tmp_path: Pa
         "    steps = ds['data'].encoding.get('preferred_chunks', {}).get('time')\n"
         "    return ds['data'].isel(time=0).values + (steps == 1)\n"
     )
-    spec = write_spec(
-        tmp_path, [{"name": "first", "call": "myanalysis:first"}], backends=["zarr"]
-    )
+    spec = write_spec(tmp_path, [{"name": "first", "call": "myanalysis:first"}], backends=["zarr"])
     proc = iotune("run", spec, "-o", tmp_path / "out", "--no-progress", cwd=tmp_path)
     assert proc.returncode == 1 and "1 failed, 2 ok" in proc.stdout, proc.stderr
     ds = xr.open_dataset(tmp_path / "out" / "results.nc")
     errors = dict(zip(ds["chunks"].values, ds["error"].values.ravel(), strict=True))
     ds.close()
     assert errors["60x4x4"] == errors["10x16x16"] == ""
-    assert "read:first: result differs from the reference: largest difference 1" in (
-        errors["1x16x16"]
+    assert (
+        "read:first: result differs from the reference: largest difference 1" in (errors["1x16x16"])
     )
 
 

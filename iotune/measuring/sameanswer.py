@@ -25,7 +25,7 @@ ROUNDING = {2: 1e-2, 4: 1e-5, 8: 1e-12}
 
 
 def flatten(value: Any, where: str = "") -> dict[str, np.ndarray]:
-    """``{where: array}`` for every array in a (forced) result, named like ``['tas']`` or ``[0]``."""
+    """``{where: array}`` for every array in a (forced) result: ``['tas']``, ``[0]``, ..."""
     if isinstance(value, dict):
         out: dict[str, np.ndarray] = {}
         for key, item in value.items():

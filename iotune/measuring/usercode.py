@@ -41,7 +41,7 @@ def load_function(pattern: UserPattern) -> Callable[[Any], Any]:
         raise UserCodeError(f"{pattern.describe()} cannot be loaded: {last_line(err)}") from err
     if not callable(function):
         raise UserCodeError(f"{pattern.describe()} is not callable: {type(function).__name__}")
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 def _load_script(pattern: UserPattern) -> Any:
@@ -90,8 +90,8 @@ def last_line(err: BaseException) -> str:
     """
     frames = traceback.extract_tb(err.__traceback__) if err.__traceback__ else []
     own = [f for f in frames if not f.filename.startswith(_library_dirs())]
-    frame = (own or frames or [None])[-1]
-    where = f" ({Path(frame.filename).name}:{frame.lineno})" if frame is not None else ""
+    chosen = own or list(frames)
+    where = f" ({Path(chosen[-1].filename).name}:{chosen[-1].lineno})" if chosen else ""
     text = " ".join(str(err).split())
     return f"{type(err).__name__}{': ' + text if text else ''}{where}"
 

@@ -20,7 +20,6 @@ from iotune.measuring import measure, reference, sameanswer, usercode
 from iotune.model.quantize import Quantize
 from iotune.model.records import TrialTask
 from iotune.model.userpatterns import UserPattern
-from iotune.runner import steps
 
 MiB = 2**20
 
@@ -32,9 +31,17 @@ def dask_chunks(params: Mapping[str, Any]) -> Any:
 
 
 def user_read_once(
-    task: TrialTask, backend: SlabBackend, path: Path, pattern: UserPattern
+    task: TrialTask,
+    backend: SlabBackend,
+    path: Path,
+    pattern: UserPattern,
+    *,
+    cache: tuple[str, float],
 ) -> dict[str, Any]:
     """Run ``pattern`` once on the trial's file; its timing entry, like a built-in read's.
+
+    ``cache`` is the state the caller left the file's cache in and its
+    resident fraction (:func:`iotune.runner.steps.prepare_cache`).
 
     Raises
     ------
@@ -44,7 +51,7 @@ def user_read_once(
         Its result differs from the reference beyond what the trial allows.
     """
     usercode.load_function(pattern)  # imported before the clock, like the backend's library
-    cache, fraction = steps.prepare_cache(task, backend.paths(path))
+    state, fraction = cache
     params = task.trial.params
     clock, before = measure.Stopwatch(), usercode.process_io()
     with clock:
@@ -63,7 +70,7 @@ def user_read_once(
     if traffic is not None:
         nbytes = int(traffic.get("bytes_in", 0))
     else:  # a warm read, or a file system the kernel does not count: bytes handed over
-        nbytes = storage if cache == "cold" and storage > 0 else copied
+        nbytes = storage if state != "warm" and storage > 0 else copied
     return (traffic or {}) | {
         "s": clock.wall,
         "cpu_s": clock.cpu,
@@ -74,7 +81,7 @@ def user_read_once(
         "MiBps": nbytes / MiB / clock.wall,
         "ops_per_s": 1 / clock.wall,
         "resident_fraction": fraction,
-        "cache": cache,
+        "cache": state,
     }
 
 

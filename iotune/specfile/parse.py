@@ -156,7 +156,6 @@ def parse_read(value: object, workload: Workload, *, base: Path | None = None) -
     return ReadSpec(parsed, tuple(spatial), pixels, ops, shape, user=tuple(user))
 
 
-
 def parse_measure(value: object) -> MeasureSpec:
     keys = (
         "repeats",

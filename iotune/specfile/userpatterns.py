@@ -40,7 +40,8 @@ def parse_user_pattern(
     data = mapping(entry, where, KEYS)
     name = data.get("name")
     if not isinstance(name, str) or not name.isidentifier():
-        raise fail(f"{where}.name", f"{name!r} is not allowed; give an identifier, e.g. climatology")
+        allowed = "give an identifier, e.g. climatology"
+        raise fail(f"{where}.name", f"{name!r} is not allowed; {allowed}")
     if name in taken:
         raise fail(f"{where}.name", f"{name!r} is taken; not allowed: {', '.join(taken)}")
     if ("call" in data) == ("script" in data):

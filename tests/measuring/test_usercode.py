@@ -61,9 +61,7 @@ def test_an_error_is_its_last_line_in_the_users_file(folder: Path, dataset: xr.D
     )
 
 
-def test_an_error_inside_a_library_names_the_users_line(
-    folder: Path, dataset: xr.Dataset
-) -> None:
+def test_an_error_inside_a_library_names_the_users_line(folder: Path, dataset: xr.Dataset) -> None:
     pattern = UserPattern("d", call="userfuncs_for_test:deep", base=str(folder))
     with pytest.raises(UserCodeError, match=r"ValueError: .*\(userfuncs_for_test.py:12\)$"):
         usercode.call(pattern, dataset)
