@@ -103,6 +103,13 @@ def test_show_lists_the_users_metric(swept: Path) -> None:
     assert "read:climatology" in proc.stdout
 
 
+def test_resume_finds_the_same_reference_and_spec(swept: Path) -> None:
+    before = {p.name: p.read_bytes() for p in (swept / "references").iterdir()}
+    proc = iotune("run", swept.parent / "spec.yaml", "-o", swept, "--resume", cwd=swept.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name: p.read_bytes() for p in (swept / "references").iterdir()} == before
+
+
 def test_a_function_that_raises_fails_that_trial_alone(tmp_path: Path) -> None:
     (tmp_path / "myanalysis.py").write_text(ANALYSIS)
     fragile = {"name": "fragile", "call": "myanalysis:fragile"}
