@@ -273,6 +273,41 @@ CASES = [
         "'full'",
         id="duplicate-pattern",
     ),
+    # reads through xarray
+    case(
+        Broken({"parameters.dask_chunks": ["storage", "tiny"]}),
+        "parameters.dask_chunks[1]",
+        "'tiny'",
+        "allowed: none, auto, storage, or a mapping",
+        id="unknown-dask-chunks",
+    ),
+    case(
+        Broken({"parameters.dask_chunks": [{"time": 0}]}),
+        "parameters.dask_chunks[0]",
+        "time: 0",
+        "from 1 to 16",
+        id="dask-chunks-out-of-range",
+    ),
+    case(
+        Broken({"parameters.dask_chunks": {"level": 4}}),
+        "parameters.dask_chunks",
+        "'level' is not a dimension",
+        "(time, y, x)",
+        id="dask-chunks-unknown-dim",
+    ),
+    case(
+        Broken({"parameters.dask_threads": 0}),
+        "parameters.dask_threads",
+        "allowed: >= 1",
+        id="dask-threads-zero",
+    ),
+    case(
+        Broken({"backend": "posix", "parameters": {"dask_chunks": "storage"}}),
+        "parameters.dask_chunks",
+        "backend posix cannot be opened with xarray",
+        "allowed with: netcdf4, h5py, zarr",
+        id="dask-chunks-without-xarray",
+    ),
 ]
 
 
@@ -312,6 +347,11 @@ RUN_CASES = [
     pytest.param(Broken({"parameters.codec": ["none", "lzma"]}), "'lzma'", id="unknown-codec"),
     pytest.param(Broken(fixture="broken/malformed_yaml.yaml"), "line 5", id="malformed-yaml"),
     pytest.param(Broken(fixture="broken/missing_workload.yaml"), "workload", id="missing-workload"),
+    pytest.param(
+        Broken({"parameters.dask_chunks": ["storage", {"time": 3, "y": "all"}]}),
+        "parameters.dask_chunks[1]",
+        id="bad-dask-chunks",
+    ),
 ]
 
 

@@ -1,7 +1,7 @@
 """The user's own analysis as a read pattern, through the command line (issue 32, item 1).
 
 A module with a monthly mean over a box is swept on netCDF4, h5py and Zarr
-with three chunk shapes: every trial gives the reference's answer, reads
+with three chunk shapes and two ``dask_chunks``: every trial gives the reference's answer, reads
 start cold, and ``recommend --objective read:climatology`` names a layout.
 A function that raises on one layout fails that trial alone; a missing
 module is refused in one line before anything is created.
@@ -69,7 +69,12 @@ def swept(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("userpat")
     (folder / "myanalysis.py").write_text(ANALYSIS)
     climatology = {"name": "climatology", "call": "myanalysis:monthly_mean"}
-    spec = write_spec(folder, ["full", climatology], backends=["netcdf4", "h5py", "zarr"])
+    spec = write_spec(
+        folder,
+        ["full", climatology],
+        backends=["netcdf4", "h5py", "zarr"],
+        dask_chunks=["none", {"time": 20}],
+    )
     proc = iotune("run", spec, "-o", folder / "out", "--no-progress", cwd=folder)
     assert proc.returncode == 0, proc.stderr
     return folder / "out"
@@ -83,6 +88,10 @@ def test_every_layout_gives_the_reference_answer_from_a_cold_cache(swept: Path) 
     assert set(np.unique(clim["read_cache"].values)) == {"cold"}
     assert (clim["read_s"] > 0).all() and (clim["read_MiBps"] > 0).all()
     assert int(clim["read_ops"].min()) == 1  # one call per repeat
+    assert clim["status"].size == 18  # 3 formats x 3 chunk shapes x 2 dask chunks
+    # {time: 20} cuts the 60-step chunks: recorded with the trial, as xarray warns of it
+    props = [json.loads(p) for p in ds["file_properties"].values.ravel()]
+    assert {p.get("dask_chunks_split", "") for p in props} == {"", "time"}
     saved = sorted((swept / "references").glob("climatology-*.pkl"))
     assert len(saved) == 1
     assert json.loads(ds.attrs["provenance_user_patterns"])[0]["call"] == (

@@ -30,6 +30,7 @@ _TITLES = {
     "hdf5_object_upload": "upload to the object store (s3fs, multipart)",
     "hdf5_object_read": "h5py on the object store (fsspec file)",
     "hdf5_object_xarray": "xarray on the object store (h5netcdf)",
+    "xarray_open": "xarray, open as measured (dask chunks)",
     "object_put": "obstore PUT (parts in flight)",
     "object_get": "obstore ranged GETs (parts in flight)",
     "object_get_ranges": "obstore get_ranges (coalesced)",

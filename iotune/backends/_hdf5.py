@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from iotune.backends.knobs import H5pyKnobs
+from iotune.backends.knobs import XARRAY_KNOBS, H5pyKnobs
 from iotune.backends.xarray_open import VARIABLE
 from iotune.core.errors import NotApplicable
 from iotune.core.units import chunk_label, parse_chunk_label
@@ -68,8 +68,8 @@ def resolve_layout(
 _H5PY = H5pyKnobs.names()
 #: HDF5 file and dataset properties beyond the layout: h5py's knobs from alignment on
 FILE_KNOBS = _H5PY[_H5PY.index("alignment") : _H5PY.index("cache_slots")]
-#: chunk cache details that mean nothing without chunks: h5py's last knobs
-CACHE_KNOBS = _H5PY[_H5PY.index("cache_slots") :]
+#: chunk cache details that mean nothing without chunks: h5py's last knobs but xarray's
+CACHE_KNOBS = tuple(k for k in _H5PY[_H5PY.index("cache_slots") :] if k not in XARRAY_KNOBS)
 
 
 def resolve_file(

@@ -35,7 +35,8 @@ from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export, h5py_code
 from iotune.backends.knobs import H5pyKnobs
 from iotune.backends.layout_exports import layout_makers
-from iotune.backends.xarray_open import Chunks, open_with
+from iotune.backends.xarray_exports import h5netcdf_export
+from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs
@@ -192,6 +193,8 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         makers["h5py_create_dataset"] = lambda: {"text": h5py_code(settings, target, hints=hints)}
         if is_set(settings, "chunk_cache", "page_buffer"):
             makers["xarray_h5netcdf_open"] = lambda: h5netcdf_open_export(settings, target)
+        if settings.get("dask_chunks") is not None:
+            makers["xarray_open"] = lambda: h5netcdf_export(settings, target)
         return make_all(makers | launch_makers(settings, hints))
 
     @classmethod
@@ -228,6 +231,10 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         knobs, file_notes = resolve_file(params, effective["chunks"], FILE_KNOBS + CACHE_KNOBS)
         effective, notes = effective | knobs, notes + file_notes
         n = int(params.get("nprocs", 1))
+        dask, more = resolve_xarray(params)
+        if n > 1 and dask:
+            raise NotApplicable("dask_chunks: a parallel trial reads through its MPI ranks")
+        effective, notes = effective | dask, notes + more
         parallel_only = ("io", "hints", "stripe_count", "stripe_size", *TYPED_HINTS)
         if n == 1:
             notes += [f"{k} applies only to nprocs > 1" for k in parallel_only if k in params]

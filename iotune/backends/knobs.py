@@ -52,6 +52,11 @@ class Knobs:
         return cls(**{n: settings[n] for n in cls.names() if settings.get(n) is not None})
 
 
+#: the knobs of a read through xarray (``SlabBackend.open_dataset``): the last of each
+#: format xarray opens; None: not given, the trial reads through the format's library
+XARRAY_KNOBS = ("dask_chunks", "dask_threads")
+
+
 @dataclass(frozen=True)
 class LayoutKnobs(Knobs):
     """Chunks and codec: what every chunked format applies."""
@@ -81,6 +86,8 @@ class NetCDF4Knobs(LayoutKnobs):
     alignment_threshold: int = 1
     cache_slots: int | None = None
     cache_preemption: float | None = None
+    dask_chunks: str | None = None
+    dask_threads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,8 @@ class H5pyKnobs(LayoutKnobs):
     cache_slots: int | None = None
     #: HDF5's chunk cache preemption (w0) when a cache is set
     cache_preemption: float = 0.75
+    dask_chunks: str | None = None
+    dask_threads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +136,8 @@ class ZarrKnobs(Knobs):
     write_empty_chunks: str = "on"
     shard_index: str | None = None
     quantize: str = "off"
+    dask_chunks: str | None = None
+    dask_threads: int | None = None
 
 
 @dataclass(frozen=True)

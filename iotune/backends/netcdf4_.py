@@ -14,7 +14,8 @@ from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export
 from iotune.backends.knobs import NetCDF4Knobs
 from iotune.backends.layout_exports import layout_makers
-from iotune.backends.xarray_open import Chunks, open_with
+from iotune.backends.xarray_exports import netcdf4_cache_lines, open_export
+from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs, quantize
@@ -154,10 +155,16 @@ class NetCDF4Backend(SlabBackend):
         hints: Mapping[str, Any] | None = None,
         storage: StorageSpec | None = None,
     ) -> dict[str, dict[str, Any]]:
-        """The layout exports, and h5netcdf's read options when a chunk cache was set."""
+        """The layout exports, h5netcdf's read options when a chunk cache was set, and the
+        ``open_dataset`` line of a point read through xarray (``dask_chunks``)."""
         makers = layout_makers(settings, target)
         if is_set(settings, "chunk_cache", "page_buffer"):
             makers["xarray_h5netcdf_open"] = lambda: h5netcdf_open_export(settings, target)
+        if settings.get("dask_chunks") is not None:
+            before = netcdf4_cache_lines(settings)
+            makers["xarray_open"] = lambda: open_export(
+                settings, target, engine="netcdf4", before=before
+            )
         return make_all(makers | launch_makers(settings, hints))
 
     @classmethod
@@ -181,6 +188,8 @@ class NetCDF4Backend(SlabBackend):
         knobs, more = resolve_file(params, effective["chunks"], HDF5_KNOBS, library="netCDF-C")
         effective, notes = effective | knobs, notes + more
         effective |= {k: params[k] for k in ("fill", "format", "quantize") if k in params}
+        dask, more = resolve_xarray(params)
+        effective, notes = effective | dask, notes + more
         quantize.check_dtype(quantize.Quantize.from_params(effective), workload.dtype)
         if effective.get("format") == "NETCDF3_64BIT_DATA":
             _check_classic(effective)

@@ -22,7 +22,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from iotune.backends import h5py_exports
+from iotune.backends import h5py_exports, xarray_exports
 from iotune.backends.exports_base import Makers
 from iotune.core.errors import NotApplicable
 from iotune.core.units import format_size, parse_chunk_label
@@ -194,7 +194,9 @@ def zarr_read_code(settings: Mapping[str, Any], target: Any, storage: StorageSpe
     lines = [*_zarr_header(settings, storage), "import xarray as xr", zarr_config_line(settings)]
     lines += zarr_store_lines(settings, storage, key, read_only=True)
     consolidated = settings.get("consolidated") == "on"
-    lines.append(f"ds = xr.open_zarr(store, consolidated={consolidated})")
+    lines += xarray_exports.dask_lines(settings)
+    chunks = xarray_exports.chunks_argument(settings, target)
+    lines.append(f"ds = xr.open_zarr(store, consolidated={consolidated}{chunks})")
     return "\n".join(lines)
 
 
@@ -251,6 +253,8 @@ def hdf5_xarray_code(settings: Mapping[str, Any], target: Any, storage: StorageS
     driver = _read_side(settings, target)
     shown = "engine='h5netcdf'" + (f", driver_kwds={driver!r}" if driver else "")
     lines = [*_header(storage, "s3fs", "xarray as xr"), s3fs_line(storage)]
+    lines += xarray_exports.dask_lines(settings)
+    shown += xarray_exports.chunks_argument(settings, target)
     lines += [_open_line(settings, storage, target), f"ds = xr.open_dataset(f, {shown})"]
     return "\n".join(lines)
 

@@ -148,6 +148,35 @@ def traffic(ds: Any) -> dict[str, Any] | None:
     return None if meter is None else dict(meter.summary())
 
 
+def resolve_xarray(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The effective ``dask_chunks`` and ``dask_threads`` of a trial, and notes.
+
+    Only the knobs a trial names appear, so trials without them keep their ids;
+    ``dask_threads`` means nothing without dask chunks and becomes None (its grid
+    points then share one trial).
+    """
+    chunks, threads = params.get("dask_chunks"), params.get("dask_threads")
+    effective: dict[str, Any] = {} if chunks is None else {"dask_chunks": chunks}
+    notes: list[str] = []
+    if threads is not None and chunks in (None, "none"):
+        notes.append("dask_threads applies only with dask_chunks other than none")
+        if chunks is not None:
+            effective["dask_threads"] = None
+    elif threads is not None:
+        effective["dask_threads"] = threads
+    return effective, notes
+
+
+def chunks_from_label(label: str | None) -> Chunks:
+    """A ``dask_chunks`` label (``time=24,y=8``, ``storage``) as ``open_dataset`` takes it."""
+    if label is None or label == "none":
+        return None
+    if label in CHUNK_WORDS:
+        return label
+    pairs = (item.partition("=") for item in label.split(","))
+    return {dim: int(n) for dim, _, n in pairs}
+
+
 def chunks_label(chunks: Chunks) -> str:
     """``chunks`` as results show it: ``none``, ``auto``, ``storage``, ``time=24,lat=90``."""
     if chunks is None:

@@ -17,9 +17,10 @@ import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
-from iotune.backends.knobs import ZarrKnobs
+from iotune.backends.knobs import XARRAY_KNOBS, ZarrKnobs
 from iotune.backends.layout_exports import layout_makers
-from iotune.backends.xarray_open import Chunks, open_with
+from iotune.backends.xarray_exports import zarr_export
+from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.backends.zarr_exports import zarr_array_code, zarr_config_code
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
@@ -27,8 +28,13 @@ from iotune.model import codecs, quantize
 from iotune.model.spec import StorageSpec, Workload
 
 VARIABLE = "data"
-#: the store-level knobs, beside chunks, shards and codecs (and the chunk cache it has not)
-KNOBS = ZarrKnobs.names()[ZarrKnobs.names().index("chunk_cache") + 1 :]
+#: the store-level knobs, beside chunks, shards and codecs (and the chunk cache it has not),
+#: and xarray's, which the store does not hold
+KNOBS = tuple(
+    k
+    for k in ZarrKnobs.names()[ZarrKnobs.names().index("chunk_cache") + 1 :]
+    if k not in XARRAY_KNOBS
+)
 
 
 @contextlib.contextmanager
@@ -215,6 +221,8 @@ class ZarrBackend(SlabBackend):
             makers["zarr_config"] = lambda: {"text": zarr_config_code(settings)}
         if is_set(settings, "shard_index") or quantize.Quantize.from_params(settings).lossy:
             makers["zarr_create_array"] = lambda: {"text": zarr_array_code(settings, target)}
+        if settings.get("dask_chunks") is not None:
+            makers["xarray_open"] = lambda: zarr_export(settings, target)
         return make_all(makers | launch_makers(settings, hints))
 
     def __init__(self) -> None:
@@ -241,6 +249,8 @@ class ZarrBackend(SlabBackend):
             "chunk_cache": None,
         }
         effective |= {k: params[k] for k in KNOBS if k in params}
+        dask, more = resolve_xarray(params)
+        effective, notes = effective | dask, notes + more
         if "shard_index" in params and shards == "none":
             notes.append("shard_index applies only with shards")
             effective["shard_index"] = None

@@ -163,6 +163,7 @@ def show(args: argparse.Namespace) -> int:
             "counts": ds.iotune.counts(),
             "points": ds.iotune.points(include_not_applicable=args.all),
             "best": summary.best(ds),
+            **({"dask_chunks_split": splits} if (splits := summary.dask_splits(ds)) else {}),
         }
     )
     return EXIT_OK

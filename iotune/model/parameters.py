@@ -351,4 +351,21 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         parsers.parse_switch,
         "on",
     ),
+    # reads through xarray (the formats with SlabBackend.open_dataset)
+    ParameterDef(
+        "dask_chunks",
+        "name",
+        "parallel",
+        "dask chunks of xarray's open_dataset (none, auto, storage or dim=n)",
+        parsers.parse_dask_chunks,
+        "time=4",
+    ),
+    ParameterDef(
+        "dask_threads",
+        "count",
+        "parallel",
+        "threads of the dask scheduler reading a trial",
+        parsers.count(1, 1024),
+        2,
+    ),
 )

@@ -143,3 +143,42 @@ def page(value: object, path: str, workload: Workload) -> int:
     if 0 < size < 512:  # H5Pset_file_space_page_size's minimum
         raise fail(path, f"{value!r} is smaller than 512 bytes, HDF5's smallest page")
     return size
+
+
+#: ``dask_chunks``'s words; beside them a mapping ``{dim: n}``, stored as ``dim=n,dim=n``
+DASK_CHUNK_WORDS = ("none", "auto", "storage")
+
+
+def parse_dask_chunks(value: object, path: str, workload: Workload) -> str:
+    """``open_dataset``'s chunks as a label: a word, or ``{time: 24}`` as ``time=24``.
+
+    The label (``time=24,y=90``, in the workload's dimension order) is also what
+    a spec may write back; ``null`` is ``none``.
+    """
+    allowed = (
+        "allowed: none, auto, storage, or a mapping of the workload's dimensions "
+        f"({', '.join(workload.dims)}) to chunk lengths, like {{{workload.dims[0]}: 24}}"
+    )
+    if value is None:
+        return "none"
+    if isinstance(value, str) and value in DASK_CHUNK_WORDS:
+        return value
+    if isinstance(value, str) and "=" in value:
+        value = dict(_label_item(item, path, allowed) for item in value.split(","))
+    if not isinstance(value, Mapping) or not value:
+        raise fail(path, f"unknown value {value!r}; {allowed}")
+    sizes = dict(zip(workload.dims, workload.shape, strict=True))
+    for dim, n in value.items():
+        if dim not in sizes:
+            raise fail(path, f"{dim!r} is not a dimension of the workload; {allowed}")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= sizes[dim]:
+            raise fail(path, f"{dim}: {n!r} is not a chunk length from 1 to {sizes[dim]}")
+    return ",".join(f"{d}={value[d]}" for d in workload.dims if d in value)
+
+
+def _label_item(item: str, path: str, allowed: str) -> tuple[str, object]:
+    dim, _, n = item.strip().partition("=")
+    try:
+        return dim.strip(), int(n)
+    except ValueError:
+        raise fail(path, f"unknown value {item!r}; {allowed}") from None

@@ -5,13 +5,14 @@ Everything is read through ``ds.iotune`` (:mod:`iotune.results.accessor`).
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from iotune.core.errors import RecommendError
 from iotune.core.units import format_number
-from iotune.results.accessor import value_label  # and ds.iotune
+from iotune.results.accessor import label, value_label  # and ds.iotune
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -71,4 +72,30 @@ def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     floors = ", ".join(f"{m} {v:.0%}" for m, v in ds.iotune.noise.items())
     if floors:
         note += f"; noise floor of the run: {floors}"
-    return "\n".join(out) + f"\n(throughput in MiB/s, median of repeats{note})"
+    out.append(f"(throughput in MiB/s, median of repeats{note})")
+    splits = dask_splits(ds)
+    if splits:
+        out.append(
+            "dask chunks that split stored chunks (xarray reads those chunks more than once):"
+        )
+        out += [f"  {label(row['coords'])}: along {row['dims']}" for row in splits]
+    return "\n".join(out)
+
+
+def dask_splits(ds: xr.Dataset) -> list[dict[str, Any]]:
+    """The points whose dask chunks split stored chunks: ``{"coords", "dims"}`` each.
+
+    Read from the ``dask_chunks_split`` a read through xarray records in
+    ``file_properties`` (:func:`iotune.runner.steps.record_dask_chunks`).
+    """
+    if "file_properties" not in ds:
+        return []
+    props = ds["file_properties"]
+    found = []
+    for index in np.ndindex(props.shape):
+        text = str(props.values[index])
+        if "dask_chunks_split" not in text:
+            continue
+        dims = json.loads(text)["dask_chunks_split"]
+        found.append({"coords": ds.iotune.coords_of(props[index]), "dims": dims})
+    return found

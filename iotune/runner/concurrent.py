@@ -70,6 +70,7 @@ def _round(
     for pattern in task.read.patterns:
         cache, fraction = steps.prepare_cache(task, files)
         reads = _all(children, {"op": "read", "repeat": repeat, "pattern": pattern})
+        steps.record_dask_chunks(result, reads[0])  # every process opens the same way
         entry = _combine(reads, None)
         entry |= {"resident_fraction": fraction, "cache": cache}
         result.reads.setdefault(pattern, []).append(entry)

@@ -20,6 +20,7 @@ from iotune.measuring.checksum import checksum
 from iotune.measuring.data import SLAB_BUDGET, Field, slab_length
 from iotune.model.quantize import ErrorMeter, Quantize
 from iotune.model.records import TrialResult, TrialTask
+from iotune.runner import xarray_read
 from iotune.runner.userread import user_read_once
 
 MiB = 2**20
@@ -53,8 +54,23 @@ def one_repeat(task: TrialTask, backend: SlabBackend, path: Path, result: TrialR
     result.file_bytes = backend.stored_bytes(path)
     for pattern in task.read.patterns:
         entry = read_pattern(task, backend, path, pattern, checksum)
+        record_dask_chunks(result, entry)
         result.reads.setdefault(pattern, []).append(entry)
     backend.remove(path)
+
+
+def record_dask_chunks(result: TrialResult, entry: dict[str, Any]) -> None:
+    """Move what a read through xarray says of its dask chunks into the trial's record.
+
+    ``dask_chunks_read`` (the chunks dask used) and ``dask_chunks_split`` (the
+    dimensions along which they split stored chunks) join ``result.stored``,
+    the results' ``file_properties``; an aligned read records no split.
+    """
+    used, split = entry.pop("dask_chunks_read", None), entry.pop("dask_chunks_split", "")
+    if used is not None:
+        result.stored["dask_chunks_read"] = used
+    if split:
+        result.stored["dask_chunks_split"] = split
 
 
 def write_length(task: TrialTask, backend: SlabBackend) -> int:
@@ -179,16 +195,52 @@ def read_once(
     *,
     evict: bool = True,
 ) -> dict[str, Any]:
-    """Read ``pattern`` once; ``evict=False`` when the caller prepared the cache."""
+    """Read ``pattern`` once; ``evict=False`` when the caller prepared the cache.
+
+    A trial with ``dask_chunks`` reads through xarray (:mod:`iotune.runner.xarray_read`);
+    its entry also says which dask chunks it read (``dask_chunks_read``) and along which
+    dimensions they split stored chunks (``dask_chunks_split``, empty when aligned).
+    """
     cache, fraction = prepare_cache(task, backend.paths(path)) if evict else ("", float("nan"))
     params = task.trial.params
     budget = backend.read_budget(params) or SLAB_BUDGET
     selections = access.selections(
         pattern, task.workload, task.read, align=align_of(params), budget=budget
     )
+    extra: dict[str, Any] = {}
+    if params.get("dask_chunks") is not None:
+        clock, delivered, crc, traffic, extra = xarray_read.read_selections(
+            backend, path, task, selections, checked=pattern == "full"
+        )
+    else:
+        clock, delivered, crc, traffic = _read_library(task, backend, path, pattern, selections)
+    if pattern == "full" and crc != expected_crc:
+        raise VerificationError("data read back differs from the data written (crc32c)")
+    if traffic is not None and pattern == "full":
+        fraction = check_fetched(task, backend, path, traffic)
+    return (
+        (traffic or {})
+        | extra
+        | {
+            "s": clock.wall,
+            "cpu_s": clock.cpu,
+            "bytes": delivered,
+            "ops": len(selections),
+            "MiBps": delivered / MiB / clock.wall,
+            "ops_per_s": len(selections) / clock.wall,
+            "resident_fraction": fraction,
+            "cache": cache,
+        }
+    )
+
+
+def _read_library(
+    task: TrialTask, backend: SlabBackend, path: Path, pattern: str, selections: list[Any]
+) -> tuple[measure.Stopwatch, int, int, dict[str, Any] | None]:
+    """Read ``selections`` with the format's own reader: the clock, bytes, checksum, requests."""
     clock, delivered, crc = measure.Stopwatch(), 0, 0
     with clock:
-        reader = backend.open_reader(path, task.workload, params)
+        reader = backend.open_reader(path, task.workload, task.trial.params)
     try:
         for selection in selections:
             with clock:
@@ -202,18 +254,4 @@ def read_once(
     finally:
         with clock:
             reader.close()
-    if pattern == "full" and crc != expected_crc:
-        raise VerificationError("data read back differs from the data written (crc32c)")
-    traffic = reader.traffic()
-    if traffic is not None and pattern == "full":
-        fraction = check_fetched(task, backend, path, traffic)
-    return (traffic or {}) | {
-        "s": clock.wall,
-        "cpu_s": clock.cpu,
-        "bytes": delivered,
-        "ops": len(selections),
-        "MiBps": delivered / MiB / clock.wall,
-        "ops_per_s": len(selections) / clock.wall,
-        "resident_fraction": fraction,
-        "cache": cache,
-    }
+    return clock, delivered, crc, reader.traffic()

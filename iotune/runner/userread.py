@@ -10,26 +10,21 @@ store, what the requests fetched.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import warnings
 from pathlib import Path
 from typing import Any
 
 from iotune.backends.base import SlabBackend
-from iotune.backends.xarray_open import split_dims
+from iotune.backends.xarray_open import chunks_from_label, dask_chunks, split_dims
 from iotune.backends.xarray_open import traffic as traffic_of
 from iotune.core.errors import VerificationError
 from iotune.measuring import measure, reference, sameanswer, usercode
 from iotune.model.quantize import Quantize
 from iotune.model.records import TrialTask
 from iotune.model.userpatterns import UserPattern
+from iotune.runner.xarray_read import scheduler
 
 MiB = 2**20
-
-
-def dask_chunks(params: Mapping[str, Any]) -> Any:
-    """The trial's dask chunks as ``open_dataset`` takes them (None: no dask)."""
-    value = params.get("dask_chunks")
-    return None if value in (None, "none") else value
 
 
 def user_read_once(
@@ -55,19 +50,21 @@ def user_read_once(
     usercode.load_function(pattern)  # imported before the clock, like the backend's library
     state, fraction = cache
     params = task.trial.params
+    chunks = chunks_from_label(params.get("dask_chunks"))
     clock, before = measure.Stopwatch(), usercode.process_io()
-    with clock:
-        dataset = backend.open_dataset(
-            path, params, chunks=dask_chunks(params), workload=task.workload
-        )
-    try:
-        split = split_dims(dataset)  # metadata only, untimed
+    with scheduler(params), warnings.catch_warnings():
+        # xarray warns when dask chunks separate stored chunks: recorded, not printed
+        warnings.filterwarnings("ignore", message="The specified chunks separate")
         with clock:
-            result = sameanswer.flatten(usercode.call(pattern, dataset))
-        traffic = traffic_of(dataset)
-    finally:
-        with clock:
-            dataset.close()
+            dataset = backend.open_dataset(path, params, chunks=chunks, workload=task.workload)
+        try:
+            shape, split = dask_chunks(dataset), split_dims(dataset)  # metadata, untimed
+            with clock:
+                result = sameanswer.flatten(usercode.call(pattern, dataset))
+            traffic = traffic_of(dataset)
+        finally:
+            with clock:
+                dataset.close()
     after = usercode.process_io()
     check(task, pattern, result)
     storage = after.get("read_bytes", 0) - before.get("read_bytes", 0)
@@ -87,8 +84,11 @@ def user_read_once(
         "ops_per_s": 1 / clock.wall,
         "resident_fraction": fraction,
         "cache": state,
-        # dask chunks that cut stored chunks read some of them more than once
-        "split_dims": ",".join(split),
+        # moved into the trial's record by steps.record_dask_chunks, as a built-in read's
+        "dask_chunks_read": "none"
+        if shape is None
+        else ",".join(f"{d}={n}" for d, n in shape.items()),
+        "dask_chunks_split": ",".join(split),
     }
 
 

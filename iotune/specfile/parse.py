@@ -39,6 +39,8 @@ from iotune.specfile.parameters import parse_parameters
 from iotune.specfile.search import parse_search
 from iotune.specfile.storage import check_backends, parse_storage
 from iotune.specfile.userpatterns import parse_user_pattern
+from iotune.specfile.xarray_reads import check_parameters as check_xarray_parameters
+from iotune.specfile.xarray_reads import require_xarray
 
 # --- small parse helpers ----------------------------------------------------
 
@@ -266,6 +268,7 @@ def parse_spec(
         description = data.get("description", "")
         if not isinstance(description, str):
             raise fail("description", f"expected a string, got {description!r}")
+        check_xarray_parameters(backends, data.get("parameters"))
         parameters = parse_parameters(
             data.get("parameters"), workload, _parameters_allowed(backends)
         )
@@ -274,6 +277,9 @@ def parse_spec(
             if param.name == "hints":
                 check_hint_names(param.values, hints, swept=param.swept)
         read = parse_read(data.get("read"), workload, base=base)
+        if read.user:  # the user's code gets an xarray.Dataset: every trial must open as one
+            where = f"read.patterns[{read.patterns.index(read.user[0].name)}]"
+            require_xarray(backends, where, every=True)
         metrics = ("write", *(f"read:{p}" for p in read.patterns))
         storage = parse_storage(data["storage"]) if "storage" in data else None
         check_backends(storage, backends)

@@ -13,22 +13,24 @@ from iotune.model import parameters
 from iotune.specfile.parse import load_spec_text
 
 #: each built-in's parameters before the Knobs dataclasses: sweeps and results files name
-#: them, and listings show them, in this order
+#: them, and listings show them, in this order (then dask_chunks and dask_threads, the
+#: xarray reads' knobs, added after)
 PARAMETERS = {
     "netcdf4": (
         "chunks", "codec", "level", "shuffle", "chunk_cache", "nprocs", "fill", "format",
         "quantize", "alignment", "alignment_threshold", "cache_slots", "cache_preemption",
+        "dask_chunks", "dask_threads",
     ),
     "h5py": (
         "chunks", "codec", "level", "shuffle", "chunk_cache", "nprocs", "io", "hints",
         "stripe_count", "stripe_size", "cb_nodes", "cb_buffer_size", "stripe_count_hint",
         "stripe_size_hint", "alignment", "alignment_threshold", "meta_block_size",
         "sieve_buf_size", "libver", "page_size", "page_buffer", "fill_time", "alloc_time",
-        "cache_slots", "cache_preemption",
+        "cache_slots", "cache_preemption", "dask_chunks", "dask_threads",
     ),
     "zarr": (
         "chunks", "shards", "codec", "level", "shuffle", "chunk_cache", "request_concurrency",
-        "write_empty_chunks", "shard_index", "quantize",
+        "write_empty_chunks", "shard_index", "quantize", "dask_chunks", "dask_threads",
     ),
     "posix": ("transfer_size", "preallocate", "direct", "fadvise", "sync"),
     "memory": ("chunks", "codec", "level", "shuffle"),
@@ -40,18 +42,19 @@ PARAMETERS = {
     "object": ("part_size", "request_concurrency", "coalesce"),
     "zarr-object": (
         "chunks", "shards", "codec", "level", "shuffle", "chunk_cache", "write_empty_chunks",
-        "shard_index", "quantize", "client", "request_concurrency", "consolidated",
+        "shard_index", "quantize", "dask_chunks", "dask_threads", "client",
+        "request_concurrency", "consolidated",
     ),
     "hdf5-object": (
         "chunks", "codec", "level", "shuffle", "chunk_cache", "alignment",
         "alignment_threshold", "meta_block_size", "libver", "page_size", "page_buffer",
-        "fill_time", "alloc_time", "cache_slots", "cache_preemption", "cache_type",
-        "read_block_size", "part_size", "request_concurrency",
+        "fill_time", "alloc_time", "cache_slots", "cache_preemption", "dask_chunks",
+        "dask_threads", "cache_type", "read_block_size", "part_size", "request_concurrency",
     ),
     "netcdf4-object": (
         "chunks", "codec", "level", "shuffle", "chunk_cache", "fill", "format", "quantize",
-        "alignment", "alignment_threshold", "cache_slots", "cache_preemption", "cache_type",
-        "read_block_size", "part_size", "request_concurrency",
+        "alignment", "alignment_threshold", "cache_slots", "cache_preemption", "dask_chunks",
+        "dask_threads", "cache_type", "read_block_size", "part_size", "request_concurrency",
     ),
 }  # fmt: skip
 

@@ -11,7 +11,15 @@ import pytest
 
 from iotune.backends import get_backend, opens_with_xarray
 from iotune.backends.base import SlabBackend
-from iotune.backends.xarray_open import dask_chunks, split_dims, stored_chunks, traffic
+from iotune.backends.exports_base import Target
+from iotune.backends.xarray_exports import PATHS
+from iotune.backends.xarray_open import (
+    chunks_from_label,
+    dask_chunks,
+    split_dims,
+    stored_chunks,
+    traffic,
+)
 from iotune.core.errors import UsageError
 from iotune.measuring.data import Field
 from iotune.model.spec import StorageSpec, Workload
@@ -147,3 +155,84 @@ def test_object_store_formats_open_with_their_client(
     finally:
         ds.close()
     backend.remove(path)
+
+
+# --- the knobs and the export ---------------------------------------------------------
+
+TARGET = Target("data", WORKLOAD.dims, WORKLOAD.shape, WORKLOAD.dtype)
+
+
+@pytest.mark.parametrize("name", LOCAL)
+@pytest.mark.parametrize("label", ["storage", "time=3", "none"])
+def test_the_exported_open_line_opens_the_file_as_measured(
+    tmp_path: Path, name: str, label: str
+) -> None:
+    backend, path, params, data = _local(name, tmp_path, dask_chunks=label, dask_threads=2)
+    assert params["dask_chunks"] == label
+    assert params["dask_threads"] == (None if label == "none" else 2)
+    import dask
+
+    export = backend.exports({"backend": name, **params}, TARGET)["xarray_open"]
+    text = export["text"].replace(repr(PATHS[export["value"]["engine"]]), repr(str(path)))
+    scope: dict[str, Any] = {}
+    # the pasted dask.config.set holds for the process: these keys are restored after
+    with warnings.catch_warnings(), dask.config.set(scheduler=None, num_workers=None):
+        warnings.simplefilter("ignore")  # the split chunks' warning
+        measured = backend.open_dataset(path, params, chunks=chunks_from_label(label))
+        exec(text, scope)  # what a user pastes
+        assert dask.config.get("num_workers") == params["dask_threads"]
+    pasted = scope["ds"]
+    try:
+        assert pasted["data"].chunks == measured["data"].chunks
+        np.testing.assert_array_equal(pasted["data"].values, data)
+    finally:
+        pasted.close()
+        measured.close()
+
+
+def test_a_point_read_by_the_library_has_no_open_line() -> None:
+    cls = get_backend("zarr")
+    params, _ = cls.resolve({"chunks": CHUNKS}, WORKLOAD)
+    assert "xarray_open" not in cls.exports({"backend": "zarr", **params}, TARGET)
+
+
+def test_object_store_reads_carry_the_dask_chunks() -> None:
+    cls = get_backend("zarr-object")
+    params, _ = cls.resolve({"chunks": CHUNKS, "dask_chunks": "storage"}, WORKLOAD)
+    text = cls.exports({"backend": "zarr-object", **params}, TARGET)["zarr_object_read"]["text"]
+    assert "chunks={'time': 4, 'y': 4, 'x': 6})" in text
+    cls = get_backend("hdf5-object")
+    params, _ = cls.resolve({"chunks": CHUNKS, "dask_chunks": "auto"}, WORKLOAD)
+    text = cls.exports({"backend": "hdf5-object", **params}, TARGET)["hdf5_object_xarray"]["text"]
+    assert "engine='h5netcdf', chunks='auto')" in text
+
+
+def test_dask_threads_apply_only_with_dask_chunks() -> None:
+    cls = get_backend("netcdf4")
+    effective, notes = cls.resolve({"chunks": CHUNKS, "dask_threads": 2}, WORKLOAD)
+    assert "dask_threads" not in effective and "dask_chunks" not in effective
+    assert notes == ["dask_threads applies only with dask_chunks other than none"]
+    effective, notes = cls.resolve({"dask_chunks": "none", "dask_threads": 2}, WORKLOAD)
+    assert effective["dask_chunks"] == "none" and effective["dask_threads"] is None
+    effective, notes = cls.resolve({"dask_chunks": "auto", "dask_threads": 2}, WORKLOAD)
+    assert effective["dask_threads"] == 2 and notes == []
+
+
+def test_a_grid_over_dask_knobs_measures_each_read_once() -> None:
+    from iotune.runner.plan import make_plan
+    from iotune.specfile.parse import load_spec_text
+
+    sweep = load_spec_text(
+        "version: 1\nworkload: {shape: {time: 8, y: 16, x: 16}}\nbackend: [zarr, posix]\n"
+        "parameters: {dask_chunks: [none, {time: 4}], dask_threads: [1, 2]}\n"
+    )
+    plan = make_plan(sweep)
+    zarr = [t for t in plan.trials if t.backend == "zarr"]
+    # none x (1, 2) is one trial (threads do not apply), time=4 x (1, 2) two
+    assert sorted((t.params["dask_chunks"], t.params["dask_threads"]) for t in zarr) == [
+        ("none", None),
+        ("time=4", 1),
+        ("time=4", 2),
+    ]
+    posix = [t for t in plan.trials if t.backend == "posix"]
+    assert len(posix) == 1 and "dask_chunks" not in posix[0].params  # does not apply

@@ -99,6 +99,14 @@ def test_bad_entries_are_one_line_naming_the_field(
         assert word in message
 
 
+def test_a_format_xarray_cannot_open_is_refused(folder: Path) -> None:
+    path = spec(folder, "full", {"name": "c", "call": "myanalysis:monthly_mean"})
+    data = yaml.safe_load(path.read_text()) | {"backend": ["netcdf4", "posix"]}
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SpecError, match=r"read.patterns\[1\]: backend posix cannot be opened"):
+        load_spec(path)
+
+
 def test_a_name_used_twice_is_refused(folder: Path) -> None:
     entry = {"name": "c", "call": "myanalysis:monthly_mean"}
     with pytest.raises(SpecError, match=r"read.patterns\[1\].name: 'c' is taken"):
