@@ -163,3 +163,16 @@ def test_a_missing_module_exits_2_in_one_line_and_creates_nothing(tmp_path: Path
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert "read.patterns[0].call: 'nowhere:monthly_mean': no module 'nowhere'" in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml"]
+
+
+def test_a_function_that_fails_on_the_reference_stops_the_run_in_one_line(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "always.py").write_text("def fails(ds):\n    return ds['nothing']\n")
+    spec = write_spec(tmp_path, [{"name": "x", "call": "always:fails"}], backends=["netcdf4"])
+    proc = iotune("run", spec, "-o", tmp_path / "out", "--no-progress", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "failed on the workload's values in memory" in proc.stderr
+    assert "(always.py:2)" in proc.stderr
+    assert not (tmp_path / "out" / "references").exists()
+    assert not (tmp_path / "out" / "results.nc").exists()

@@ -10,6 +10,7 @@ source file's as the workload crops or tiles them: what every trial writes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -74,6 +75,8 @@ def ensure(folder: Path, workload: Workload, pattern: UserPattern) -> Path:
     with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
         error = pool.submit(make, workload, pattern, path).result()
     if error:
+        with contextlib.suppress(OSError):  # made for this reference alone: leave no trace
+            path.parent.rmdir()
         raise UsageError(
             f"read.patterns {pattern.name}: {pattern.describe()} failed on the workload's "
             f"values in memory (the answer every layout is checked against): {error}"
