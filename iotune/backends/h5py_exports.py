@@ -59,12 +59,25 @@ def h5py_code(
     before, extra = h5py_dataset_lines(settings)
     lines += before
     lines.append(f"dset = f.create_dataset({', '.join(args + h5py_filter_args(codec) + extra)})")
+    lines += h5py_dimension_lines(target)
     if nprocs > 1 and knobs.io == "collective":
         lines += [
             "with dset.collective:  # every rank writes its own block of steps",
             "    dset[start:stop] = block",
         ]
     return "\n".join(lines)
+
+
+def h5py_dimension_lines(target: Target) -> list[str]:
+    """Name the dataset's dimensions as netCDF-4 does (dimension scales), as the backend does."""
+    note = "This is a netCDF dimension but not a netCDF variable."
+    sizes = dict(zip(target.dims, target.shape, strict=True))
+    return [
+        f"for axis, (dim, size) in enumerate({sizes!r}.items()):",
+        '    scale = f.create_dataset(dim, shape=(size,), dtype="f4")  # never written: no storage',
+        f'    scale.make_scale(f"{note}{{size:10d}}")',
+        "    dset.dims[axis].attach_scale(scale)  # xarray (h5netcdf) opens it with these names",
+    ]
 
 
 def h5py_file_kwargs(settings: Mapping[str, Any], target: Target) -> dict[str, Any]:

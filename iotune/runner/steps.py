@@ -7,6 +7,7 @@ timed, never data generation or checksums.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -209,13 +210,15 @@ def read_once(
     )
     extra: dict[str, Any] = {}
     if params.get("dask_chunks") is not None:
-        clock, delivered, crc, traffic, extra = xarray_read.read_selections(
+        clock, delivered, crc, sent, extra = xarray_read.read_selections(
             backend, path, task, selections, checked=pattern == "full"
         )
+        requests: Callable[[], dict[str, Any] | None] = lambda: sent  # noqa: E731
     else:
-        clock, delivered, crc, traffic = _read_library(task, backend, path, pattern, selections)
+        clock, delivered, crc, requests = _read_library(task, backend, path, pattern, selections)
     if pattern == "full" and crc != expected_crc:
         raise VerificationError("data read back differs from the data written (crc32c)")
+    traffic = requests()
     if traffic is not None and pattern == "full":
         fraction = check_fetched(task, backend, path, traffic)
     return (
@@ -236,8 +239,12 @@ def read_once(
 
 def _read_library(
     task: TrialTask, backend: SlabBackend, path: Path, pattern: str, selections: list[Any]
-) -> tuple[measure.Stopwatch, int, int, dict[str, Any] | None]:
-    """Read ``selections`` with the format's own reader: the clock, bytes, checksum, requests."""
+) -> tuple[measure.Stopwatch, int, int, Callable[[], dict[str, Any] | None]]:
+    """Read ``selections`` with the format's own reader.
+
+    Returns the clock, the bytes, their checksum and the reader's ``traffic``, asked
+    only once the checksum is checked.
+    """
     clock, delivered, crc = measure.Stopwatch(), 0, 0
     with clock:
         reader = backend.open_reader(path, task.workload, task.trial.params)
@@ -254,4 +261,4 @@ def _read_library(
     finally:
         with clock:
             reader.close()
-    return clock, delivered, crc, reader.traffic()
+    return clock, delivered, crc, lambda: reader.traffic()
