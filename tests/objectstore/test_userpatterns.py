@@ -46,5 +46,6 @@ def test_a_user_pattern_reads_through_the_store(tmp_path: Path, s3_server, bucke
     assert (box["read_bytes"] > 0).all()  # what the requests fetched
     np.testing.assert_array_equal(box["read_bytes"], box["read_bytes_fetched"].squeeze("repeat"))
     assert (box["read_requests"].sel(request="GET") > 0).all()
+    assert box["read_over_read"].isnull().all()  # what the code needed is not known
     assert set(np.unique(box["read_cache"].values)) == {"cold"}
     ds.close()
