@@ -73,7 +73,7 @@ def open_with(
     try:
         ds = opener(source, chunks=xarray_chunks(chunks), **dict(options or {}))
     except BaseException:
-        _run(closers)
+        _close_quietly(closers)
         raise
     if closers:
         # xarray keeps the callable that closes its backend store in ``_close``: it runs
@@ -95,13 +95,19 @@ def _run(closers: tuple[Callable[[], None], ...]) -> None:
         raise error
 
 
+def _close_quietly(closers: tuple[Callable[[], None], ...]) -> None:
+    """Close after a failed open: the open's error is the one to report, not a closer's."""
+    with contextlib.suppress(Exception):
+        _run(closers)
+
+
 @contextlib.contextmanager
 def closing_on_error(closers: list[Callable[[], None]]) -> Iterator[None]:
     """Run ``closers`` if the block raises (a partly opened source is closed)."""
     try:
         yield
     except BaseException:
-        _run(tuple(closers))
+        _close_quietly(tuple(closers))
         raise
 
 
@@ -175,12 +181,3 @@ def chunks_from_label(label: str | None) -> Chunks:
         return label
     pairs = (item.partition("=") for item in label.split(","))
     return {dim: int(n) for dim, _, n in pairs}
-
-
-def chunks_label(chunks: Chunks) -> str:
-    """``chunks`` as results show it: ``none``, ``auto``, ``storage``, ``time=24,lat=90``."""
-    if chunks is None:
-        return "none"
-    if isinstance(chunks, Mapping):
-        return ",".join(f"{k}={v}" for k, v in chunks.items())
-    return str(chunks)

@@ -59,6 +59,7 @@ def test_each_format_round_trips_with_the_workload_dims(tmp_path: Path, name: st
         assert tuple(ds["data"].dims) == WORKLOAD.dims
         assert list(ds.data_vars) == ["data"]  # the dimension scales are not variables
         assert ds["data"].chunks is None  # chunks None: no dask
+        assert ds["data"].dtype == WORKLOAD.dtype  # no fill value turned into a mask
         np.testing.assert_array_equal(ds["data"].values, data)
         assert stored_chunks(ds) == {"time": 4, "y": 4, "x": 6}
     finally:
@@ -236,3 +237,41 @@ def test_a_grid_over_dask_knobs_measures_each_read_once() -> None:
     ]
     posix = [t for t in plan.trials if t.backend == "posix"]
     assert len(posix) == 1 and "dask_chunks" not in posix[0].params  # does not apply
+
+
+@pytest.mark.parametrize("name", ["zarr-object", "hdf5-object"])
+def test_a_trial_on_an_object_store_reads_through_xarray_cold_and_metered(
+    tmp_path: Path, s3_server: Server, bucket: str, name: str
+) -> None:
+    from iotune.model.records import TrialResult, TrialTask
+    from iotune.model.spec import MeasureSpec
+    from iotune.runner import steps
+    from iotune.runner.plan import make_plan
+    from iotune.specfile.parse import load_spec_text
+
+    sweep = load_spec_text(
+        f"version: 1\nworkload: {{shape: {{time: 12, y: 8, x: 6}}}}\nbackend: {name}\n"
+        f"storage: {{url: 's3://{bucket}/xr', endpoint: '{s3_server.endpoint}'}}\n"
+        "parameters: {chunks: [[4, 4, 6]], dask_chunks: [{time: 6}]}\n"
+        "read: {patterns: [full, timeseries]}\n"
+    )
+    (trial,) = make_plan(sweep).trials
+    task = TrialTask(
+        trial,
+        sweep.workload,
+        sweep.read,
+        MeasureSpec(repeats=1),
+        str(tmp_path),
+        storage=sweep.storage,
+    )
+    backend = steps.make_backend(task)
+    assert isinstance(backend, SlabBackend)
+    result = TrialResult(trial.id, "ok")
+    steps.one_repeat(task, backend, tmp_path / f"r0{backend.suffix}", result)
+    full = result.reads["full"][0]
+    assert full["bytes"] == sweep.workload.nbytes and full["requests"]["GET"] >= 1
+    assert full["resident_fraction"] <= 0.05  # fetched every stored byte: cold
+    assert result.reads["timeseries"][0]["requests"]["GET"] >= 1
+    # 6 steps per dask chunk over 4 stored: a boundary at 6 splits the second stored chunk
+    assert result.stored["dask_chunks_read"] == "time=6,y=4,x=6"  # y and x: as stored
+    assert result.stored["dask_chunks_split"] == "time"
