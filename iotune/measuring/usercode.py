@@ -19,7 +19,6 @@ from iotune.core.errors import UserCodeError
 from iotune.model.userpatterns import UserPattern
 
 
-@functools.cache
 def load_function(pattern: UserPattern) -> Callable[[Any], Any]:
     """The function ``pattern`` names, imported once per process.
 
@@ -28,6 +27,12 @@ def load_function(pattern: UserPattern) -> Callable[[Any], Any]:
     UserCodeError
         The module or script cannot be loaded, or has no such function.
     """
+    # ``base`` is not part of a pattern's equality: it is where the code is, so it is in the key
+    return _load(pattern, pattern.base)
+
+
+@functools.cache
+def _load(pattern: UserPattern, base: str) -> Callable[[Any], Any]:
     try:
         if pattern.call is not None:
             assert pattern.module is not None
