@@ -33,13 +33,13 @@ def best(ds: xr.Dataset) -> list[dict[str, Any]]:
                 "config": winner.label,
                 "MiBps": winner.median[metric],
                 "ratio": winner.ratio,
-                **_per_call(ds, metric, winner.coords),
+                **seconds_per_call(ds, metric, winner.coords),
             }
         )
     return rows
 
 
-def _per_call(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dict[str, float]:
+def seconds_per_call(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dict[str, float]:
     """``{"s_per_call": median seconds}`` for a pattern that is the user's code, else ``{}``.
 
     A person judges an analysis by how long a call takes; MiB/s is for comparing.
@@ -49,10 +49,18 @@ def _per_call(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dict[str, 
     if pattern not in user or "read_s" not in ds:
         return {}
     try:
-        seconds = ds["read_s"].sel(pattern=pattern, **coords).median("repeat")
+        seconds = ds["read_s"].sel(pattern=pattern)
+        if "point" in seconds.dims:  # a search's results: the visited points, not a grid
+            match = np.ones(seconds.sizes["point"], dtype=bool)
+            for dim, value in coords.items():
+                match &= ds[dim].values == value
+            seconds = seconds.isel(point=np.flatnonzero(match))
+        else:
+            seconds = seconds.sel(coords)
+        seconds = seconds.median("repeat")
     except (KeyError, ValueError):  # coordinates the variable does not have: say nothing
         return {}
-    return {"s_per_call": float(seconds)} if seconds.size == 1 else {}
+    return {"s_per_call": float(seconds.values.ravel()[0])} if seconds.size == 1 else {}
 
 
 def format_best(ds: xr.Dataset) -> str:
