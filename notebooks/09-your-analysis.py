@@ -43,7 +43,7 @@ box = {"lat": [27, 38], "lon": [0, 10]}  # the climatology's box, as index range
 month_days = 30  # steps of the record dimension per "month" of the climatology
 chunks = [[365, 9, 18], [30, 45, 90], [5, 45, 90]]  # stored chunk shapes swept
 backends = ["netcdf4", "zarr"]  # the formats swept
-dask_chunks = ["storage", "auto"]  # how the analysis opens the file (xarray's chunks=)
+dask_chunks = ["storage", "auto"]  # the chunks the analysis opens the file with, in xarray
 workers = [0, 2]  # the loader's worker processes (0: in the training process)
 batch = 16  # samples (maps) per batch
 repeats = 2  # measurements per configuration; the speedups' intervals need 2 or more
@@ -178,7 +178,7 @@ print(spec_path.read_text())
 print(f"{len(iotune.make_plan(sweep).trials)} trials, {sweep.workload.nbytes / 2**20:.1f} MiB each")
 
 # %%
-ds = iotune.run(sweep, out=folder / "results", overwrite=True, progress=False)
+ds = iotune.run(sweep, out=folder, overwrite=True, progress=False)
 print(f"swept in {time.monotonic() - started:.0f} s")
 
 # %% [markdown]
@@ -215,9 +215,13 @@ print(recommendation_text(iotune.recommend(ds, objective="read:batches")))
 # reason to tune for the read you make most.
 
 # %%
+from IPython.display import Image, display
+
 from iotune.plot.baselines import vs_baselines
 
-vs_baselines(ds)
+figure = folder / "vs-baselines.png"  # what `iotune plot` draws as vs-baselines.png
+vs_baselines(ds).savefig(figure, dpi=110)
+display(Image(filename=str(figure)))
 
 # %% [markdown]
 # The same numbers as a table (what `recommend --format json` calls `vs_baselines`):
