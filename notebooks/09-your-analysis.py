@@ -109,6 +109,8 @@ source
 # it runs unchanged on the original file.
 
 # %%
+import runpy
+
 module = f'''"""My analysis: the mean annual cycle of {variable} over a box."""
 
 import numpy as np
@@ -128,8 +130,6 @@ def monthly_mean(ds):
 '''
 (folder / "myanalysis.py").write_text(module)
 print(module)
-
-import runpy
 
 # your function on your file, in this kernel: the answer every layout must reproduce
 monthly_mean = runpy.run_path(str(folder / "myanalysis.py"))["monthly_mean"]

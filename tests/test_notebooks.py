@@ -19,7 +19,9 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import numpy as np
 import pytest
+import xarray as xr
 import yaml
 
 from iotune.app.notebook import parse_parameters
@@ -294,10 +296,6 @@ SPEC_BASELINES = ("library", "dask-auto", "balanced")
 @pytest.mark.slow
 def test_your_analysis_notebook_tunes_your_file_for_your_function(tmp_path: Path, capsys) -> None:
     """09 with ``path``: the user's variable, their climatology and the batches, vs baselines."""
-    import numpy as np
-
-    import xarray as xr
-
     data = np.random.default_rng(3).normal(280, 5, (60, 16, 32)).astype("float32")
     xr.Dataset({"pr": (("time", "lat", "lon"), data)}).to_netcdf(tmp_path / "mine.nc")
     out = tmp_path / "run"
