@@ -111,6 +111,10 @@ class ConcurrencyError(IotuneError):
     """A concurrent writer or reader failed; the message carries its reason."""
 
 
+class ClusterError(IotuneError):
+    """The sweep's dask cluster lost every worker and none came back; finished trials are kept."""
+
+
 class LoaderError(IotuneError):
     """A loader worker of the batches pattern failed or died; the message says which and why."""
 

@@ -9,6 +9,7 @@ host; if that dies too, the trial is recorded as failed and the sweep goes on.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import subprocess
 import tempfile
@@ -19,14 +20,24 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from iotune.core.errors import UsageError
+from iotune.core.errors import ClusterError, UsageError
 from iotune.core.extras import require
 from iotune.executors.base import Executor
 from iotune.executors.environ import WORKER_ENVIRON, adaptive_malloc_thresholds
 from iotune.model.records import TrialResult, TrialTask
 from iotune.runner.trial import run_trial_captured
 
+logger = logging.getLogger(__name__)
+
 ALLOWED_FAILURES = 1  # one retry after a worker death, then the trial is failed
+#: a LocalCluster of the sweep's own that has had no worker for this long gets its
+#: workers again: dask closes a nanny whose worker failed to start again (a restart
+#: that timed out on a busy machine), and nothing else starts it
+WORKERLESS_REVIVE_S = 30.0
+#: with no worker for this long the sweep stops (ClusterError), keeping what it measured
+WORKERLESS_LIMIT_S = 300.0
+#: how often the cluster's workers are counted while a trial runs
+WORKER_CHECK_S = 5.0
 
 
 class PrepareBackends(WorkerPlugin):
@@ -154,6 +165,7 @@ class DaskExecutor(Executor):
 
         self.per_host = per_host
         self._cluster = None
+        self._local_workers = 0 if scheduler or cluster else workers or 2
         self._running: dict[Any, tuple[TrialTask, str | None, float]] = {}
         with dask.config.set(
             {
@@ -232,7 +244,7 @@ class DaskExecutor(Executor):
                 if not meta:
                     time.sleep(0.1)  # the worker left again before it got a trial
                 continue
-            future = next(running)
+            future = self._next_done(running)
             task, host, started = meta.pop(future)
             if host is not None:
                 busy[host] -= 1
@@ -241,6 +253,34 @@ class DaskExecutor(Executor):
                 self._restart_holder(future)
             yield result
             fill()
+
+    def _next_done(self, running: Any) -> Any:
+        """The next finished trial's future; a LocalCluster left with no worker is revived.
+
+        Waits as ``next(running)`` does (on the condition ``as_completed`` notifies), so
+        a finished trial is seen at once; between waits the workers are counted.
+        """
+        workerless, checked = None, time.monotonic()
+        while not running.has_ready():
+            with running.thread_condition:
+                running.thread_condition.wait(timeout=0.1)
+            now = time.monotonic()
+            if not self._local_workers or now - checked < WORKER_CHECK_S:
+                continue
+            checked = now
+            if self.client.scheduler_info()["workers"]:
+                workerless = None
+                continue
+            workerless = workerless or now
+            if now - workerless > WORKERLESS_LIMIT_S:
+                raise ClusterError(
+                    f"the dask cluster has had no worker for {WORKERLESS_LIMIT_S:.0f} s; "
+                    "finished trials are kept: rerun with --resume"
+                )
+            if now - workerless > WORKERLESS_REVIVE_S:
+                logger.warning("dask: the cluster lost every worker; starting them again")
+                self._cluster.scale(self._local_workers)
+        return next(running)
 
     def _restart_holder(self, future: Any) -> None:
         workers = self.client.who_has([future]).get(future.key, ())

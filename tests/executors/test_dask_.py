@@ -193,3 +193,47 @@ def test_kill_9_of_a_dask_sweep_then_resume(make_spec, tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     ids = [line.split('"id":"')[1][:12] for line in journal.read_text().splitlines()[1:]]
     assert len(ids) == len(set(ids)) == 4
+
+
+def test_a_cluster_left_without_workers_gets_them_back(make_spec, tmp_path, monkeypatch, caplog):
+    """dask closes a nanny whose worker did not start again in time (a busy machine), and
+    nothing else restarts it: the sweep would wait for ever.  It starts the workers again."""
+    import threading
+
+    import dask
+
+    import iotune
+    from iotune.executors import dask_
+
+    monkeypatch.setattr(dask_, "WORKERLESS_REVIVE_S", 1.0)
+    monkeypatch.setattr(dask_, "WORKER_CHECK_S", 0.2)
+    made: list[dask_.DaskExecutor] = []
+    original = dask_.DaskExecutor.__init__
+
+    def recorded(self, **options):
+        original(self, **options)
+        made.append(self)
+
+    monkeypatch.setattr(dask_.DaskExecutor, "__init__", recorded)
+    out = tmp_path / "d"
+
+    def close_the_only_nanny() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            journal = out / "journal.jsonl"
+            if made and journal.exists() and len(journal.read_text().splitlines()) > 1:
+                cluster = made[0]._cluster
+                (nanny,) = cluster.workers.values()
+                cluster.sync(nanny.close)
+                return
+            time.sleep(0.05)
+
+    caplog.set_level(logging.WARNING, logger="iotune")
+    closer = threading.Thread(target=close_the_only_nanny, daemon=True)
+    closer.start()
+    spec = make_spec(SPEC | {"measure": {"repeats": 1, "noise_probes": 0}})
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": "0.5s"}):
+        ds = iotune.run(spec, out=out, workers=1, progress=False)
+    closer.join(timeout=5)
+    assert set(ds["status"].values.ravel()) == {"ok"}
+    assert any("lost every worker" in r.getMessage() for r in caplog.records)
