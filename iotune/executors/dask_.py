@@ -265,7 +265,7 @@ class DaskExecutor(Executor):
             with running.thread_condition:
                 running.thread_condition.wait(timeout=0.1)
             now = time.monotonic()
-            if not self._local_workers or now - checked < WORKER_CHECK_S:
+            if self._cluster is None or not self._local_workers or now - checked < WORKER_CHECK_S:
                 continue
             checked = now
             if self.client.scheduler_info()["workers"]:
