@@ -11,6 +11,7 @@ caller's: :func:`iotune.app.api.run` walks a plan, :mod:`iotune.app.tuning` a se
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import sys
@@ -25,7 +26,7 @@ from iotune.core.errors import UsageError
 from iotune.core.logs import quiet
 from iotune.executors import make_executor
 from iotune.model.records import Trial, TrialTask
-from iotune.model.spec import StorageSpec, Sweep
+from iotune.model.spec import StorageSpec, Sweep, Workload
 from iotune.results.dataset import RESULTS_NAME, save
 from iotune.results.limit import attach_limit
 from iotune.runner import preflight, provenance
@@ -69,7 +70,9 @@ def with_overrides(spec: str | Path | Sweep, overrides: Mapping[str, Any]) -> Sw
         apply_override(data, key, value, source=spec.name)
     shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
     text = f"# {spec.name} with overrides: {shown}\n" + yaml.safe_dump(data, sort_keys=False)
-    return load_spec_text(text, source=spec.name)
+    # relative paths in it (the user's scripts) are found where the spec's were
+    base = Path(spec.source).parent if spec.source else None
+    return load_spec_text(text, source=spec.name, base=base)
 
 
 def _object_area(storage: StorageSpec, root: Path, stack: ExitStack) -> dict[str, str]:
@@ -154,6 +157,7 @@ class Session:
         self._build: Callable[[], xr.Dataset] | None = None
         self._bars: list[Any] = []
         self._stack = ExitStack()
+        self._references: dict[Workload, tuple[tuple[str, str], ...]] = {}
 
     def __enter__(self) -> Session:
         preflight.check_trials(
@@ -184,6 +188,11 @@ class Session:
             if sweep.storage is not None:
                 self.provenance |= _object_area(sweep.storage, self.root, stack)
             self.limit = load_limit(self.root, storage=sweep.storage)  # the device or store limit
+            if sweep.read.user:  # kept in the results, so a replay finds the code again
+                self.provenance["user_patterns"] = json.dumps(
+                    [u.to_dict() | {"base": u.base} for u in sweep.read.user]
+                )
+                self.references(sweep.workload)  # before the first trial: its error stops the run
             self._stack = stack.pop_all()
         return self
 
@@ -217,7 +226,22 @@ class Session:
             str(self.root),
             sweep.execution.launcher,
             sweep.storage,
+            references=self.references(sweep.workload_at(trial.params.get("fidelity"))),
         )
+
+    def references(self, workload: Workload) -> tuple[tuple[str, str], ...]:
+        """``(pattern, file)`` of the answer each user pattern must give on ``workload``.
+
+        Made once per workload (a fidelity's is shorter) in a child process and
+        kept in the output directory, where a resumed run finds it.
+        """
+        if workload not in self._references:
+            from iotune.measuring import reference
+
+            self._references[workload] = tuple(
+                (u.name, str(reference.ensure(self.out, workload, u))) for u in self.sweep.read.user
+            )
+        return self._references[workload]
 
     @contextmanager
     def executor(self) -> Iterator[Executor]:

@@ -10,6 +10,7 @@ trials.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -103,7 +104,10 @@ def grid_sweep(grid: xr.Dataset, overrides: Mapping[str, Any], source: str) -> S
         apply_override(data, key, value, source=source)
     shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
     text = f"# replay of {source}: {shown}\n" + yaml.safe_dump(data, sort_keys=False)
-    return load_spec_text(text, source=source)
+    # the user's code is found where the spec that measured the grid was, not beside it
+    found = json.loads(str(grid.attrs.get("provenance_user_patterns", "[]")))
+    base = Path(found[0]["base"]) if found and found[0].get("base") else None
+    return load_spec_text(text, source=source, base=base)
 
 
 def goal_of(sweep: Sweep, search: SearchSpec) -> Goal:

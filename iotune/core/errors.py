@@ -127,7 +127,13 @@ class VerificationError(IotuneError):
     """A written file does not hold what was asked for (filters, chunks, data)."""
 
 
+class UserCodeError(IotuneError):
+    """The user's function (a ``read.patterns`` entry) failed; the message is its last line."""
+
+
 def one_line(err: BaseException) -> str:
+    if isinstance(err, UserCodeError):  # already the user's own last traceback line
+        return str(err)
     if isinstance(err, IotuneError):
         return f"{type(err).__name__}: {err}"
     frame = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None

@@ -75,6 +75,9 @@ class TrialTask:
     storage: StorageSpec | None = None
     #: a search's rule for stopping a hopeless trial's repeats early; None: never
     early_stop: EarlyStop | None = None
+    #: ``(pattern, file)``: the saved answer each of the user's patterns must give
+    #: (:mod:`iotune.measuring.reference`); empty without user patterns
+    references: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass

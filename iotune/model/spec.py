@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from iotune.core.units import chunk_label
+from iotune.model.userpatterns import UserPattern
 
 SPEC_VERSION = 1
 DTYPES = ("int16", "int32", "uint16", "float32", "float64")
@@ -159,6 +160,13 @@ class ReadSpec:
     #: the ``batches`` pattern's configuration; out of the repr (the digest's ``read``),
     #: so sweeps without it keep their digest: :meth:`Sweep.digest` adds it when set
     batches: BatchSpec | None = field(default=None, repr=False)
+    #: the patterns that call the user's code, also named in ``patterns``; repr=False
+    #: keeps the digest of sweeps without them (the digest adds them itself)
+    user: tuple[UserPattern, ...] = field(default=(), repr=False)
+
+    def user_pattern(self, name: str) -> UserPattern | None:
+        """The user's pattern called ``name``; None for a built-in pattern."""
+        return next((u for u in self.user if u.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -364,4 +372,6 @@ class Sweep:
             data["storage"] = self.storage.key()
         if self.read.batches is not None:  # likewise for sweeps without the batches pattern
             data["batches"] = self.read.batches.to_dict()
+        if self.read.user:  # likewise for sweeps reading with built-in patterns only
+            data["user_patterns"] = [u.to_dict() for u in self.read.user]
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

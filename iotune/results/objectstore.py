@@ -76,6 +76,8 @@ def extras(plan: Plan, done: Mapping[str, TrialResult]) -> tuple[dict[str, Any],
         for p, pattern in enumerate(patterns):
             for r, entry in enumerate(result.reads.get(pattern, [])):
                 _fill(arrays, "read", (*index, p, r), (*index, p, slice(None), r), entry, prices)
+                if plan.sweep.read.user_pattern(pattern) is not None:
+                    continue  # what the user's code needed is not known: no over-read
                 needed = entry["bytes"] * share
                 arrays["read_over_read"][(*index, p, r)] = entry.get("bytes_in", 0) / needed
     return _variables(arrays, pdims, storage), _attrs(storage)

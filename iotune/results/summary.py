@@ -33,9 +33,34 @@ def best(ds: xr.Dataset) -> list[dict[str, Any]]:
                 "config": winner.label,
                 "MiBps": winner.median[metric],
                 "ratio": winner.ratio,
+                **seconds_per_call(ds, metric, winner.coords),
             }
         )
     return rows
+
+
+def seconds_per_call(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dict[str, float]:
+    """``{"s_per_call": median seconds}`` for a pattern that is the user's code, else ``{}``.
+
+    A person judges an analysis by how long a call takes; MiB/s is for comparing.
+    """
+    user = {e["name"] for e in json.loads(str(ds.attrs.get("provenance_user_patterns", "[]")))}
+    pattern = metric.removeprefix("read:")
+    if pattern not in user or "read_s" not in ds:
+        return {}
+    try:
+        seconds = ds["read_s"].sel(pattern=pattern)
+        if "point" in seconds.dims:  # a search's results: the visited points, not a grid
+            match = np.ones(seconds.sizes["point"], dtype=bool)
+            for dim, value in coords.items():
+                match &= ds[dim].values == value
+            seconds = seconds.isel(point=np.flatnonzero(match))
+        else:
+            seconds = seconds.sel(coords)
+        seconds = seconds.median("repeat")
+    except (KeyError, ValueError):  # coordinates the variable does not have: say nothing
+        return {}
+    return {"s_per_call": float(seconds.values.ravel()[0])} if seconds.size == 1 else {}
 
 
 def format_best(ds: xr.Dataset) -> str:
@@ -44,9 +69,10 @@ def format_best(ds: xr.Dataset) -> str:
         if np.isnan(row["MiBps"]):
             lines.append(f"  {row['metric']:<18} {row['config']}")
         else:
+            per_call = f" ({row['s_per_call']:.3g} s a call)" if "s_per_call" in row else ""
             lines.append(
                 f"  {row['metric']:<18} {format_number(row['MiBps']):>9} MiB/s  ratio "
-                f"{row['ratio']:5.2f}  {row['config']}"
+                f"{row['ratio']:5.2f}  {row['config']}{per_call}"
             )
     return "\n".join(lines)
 

@@ -205,7 +205,7 @@ def _child_op(
             "files": files,
         }
     if message["op"] == "read":
-        return steps.read_once(
+        return steps.read_pattern(
             task, backend, path, message["pattern"], checksums[path], evict=False
         )
     if message["op"] == "remove":

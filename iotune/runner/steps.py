@@ -23,6 +23,7 @@ from iotune.model.quantize import ErrorMeter, Quantize
 from iotune.model.records import TrialResult, TrialTask
 from iotune.runner import xarray_read
 from iotune.runner.loader import read_batches
+from iotune.runner.userread import user_read_once
 
 MiB = 2**20
 
@@ -54,7 +55,7 @@ def one_repeat(task: TrialTask, backend: SlabBackend, path: Path, result: TrialR
     checksum, result.stored = verified(task, backend, path, written)
     result.file_bytes = backend.stored_bytes(path)
     for pattern in task.read.patterns:
-        entry = read_once(task, backend, path, pattern, checksum)
+        entry = read_pattern(task, backend, path, pattern, checksum)
         record_dask_chunks(result, entry)
         result.reads.setdefault(pattern, []).append(entry)
     backend.remove(path)
@@ -168,6 +169,23 @@ def check_fetched(
             f"{task.measure.max_cold_residency:.0%})"
         )
     return fraction
+
+
+def read_pattern(
+    task: TrialTask,
+    backend: SlabBackend,
+    path: Path,
+    pattern: str,
+    expected_crc: int,
+    *,
+    evict: bool = True,
+) -> dict[str, Any]:
+    """Read ``pattern`` once: a built-in's selections, or the user's code on the Dataset."""
+    user = task.read.user_pattern(pattern)
+    if user is None:
+        return read_once(task, backend, path, pattern, expected_crc, evict=evict)
+    cache = prepare_cache(task, backend.paths(path)) if evict else ("", float("nan"))
+    return user_read_once(task, backend, path, user, cache=cache)
 
 
 def read_once(

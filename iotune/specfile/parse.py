@@ -31,6 +31,7 @@ from iotune.model.spec import (
     Sweep,
     Workload,
 )
+from iotune.model.userpatterns import UserPattern
 from iotune.specfile.baseline import parse_baseline
 from iotune.specfile.baselines import parse_baselines
 from iotune.specfile.batches import (
@@ -44,7 +45,9 @@ from iotune.specfile.hints import check_hint_names, parse_hint_sets
 from iotune.specfile.parameters import parse_parameters
 from iotune.specfile.search import parse_search
 from iotune.specfile.storage import check_backends, parse_storage
+from iotune.specfile.userpatterns import parse_user_pattern
 from iotune.specfile.xarray_reads import check_parameters as check_xarray_parameters
+from iotune.specfile.xarray_reads import require_xarray
 
 # --- small parse helpers ----------------------------------------------------
 
@@ -110,7 +113,7 @@ def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
     return {"path": str(path.resolve()), "variable": data["variable"], **info}
 
 
-def parse_read(value: object, workload: Workload) -> ReadSpec:
+def parse_read(value: object, workload: Workload, *, base: Path | None = None) -> ReadSpec:
     data = mapping(
         section(value), "read", ("patterns", "spatial", "timeseries", "random", "batches")
     )
@@ -118,8 +121,20 @@ def parse_read(value: object, workload: Workload) -> ReadSpec:
     if isinstance(patterns, str):
         patterns = [patterns]
     if not isinstance(patterns, list) or not patterns:
-        raise fail("read.patterns", f"expected a non-empty list of {', '.join(PATTERNS)}")
-    parsed = tuple(choice(p, f"read.patterns[{i}]", PATTERNS) for i, p in enumerate(patterns))
+        raise fail(
+            "read.patterns",
+            f"expected a non-empty list of {', '.join(PATTERNS)} or {{name, call}} entries",
+        )
+    user: list[UserPattern] = []
+    names: list[str] = []
+    for i, entry in enumerate(patterns):
+        if isinstance(entry, Mapping):  # the user's code: {name, call} or {name, script, ...}
+            taken = (*PATTERNS, *(u.name for u in user))
+            user.append(parse_user_pattern(entry, f"read.patterns[{i}]", base=base, taken=taken))
+            names.append(user[-1].name)
+        else:
+            names.append(choice(entry, f"read.patterns[{i}]", PATTERNS))
+    parsed = tuple(names)
     if len(set(parsed)) != len(parsed):
         raise fail("read.patterns", f"{patterns!r} lists a pattern twice")
     spatial = []
@@ -152,7 +167,7 @@ def parse_read(value: object, workload: Workload) -> ReadSpec:
     if "batches" in data and "batches" not in parsed:
         raise fail("read.batches", "configures the batches pattern; add batches to read.patterns")
     batches = parse_batches(data.get("batches"), workload) if "batches" in parsed else None
-    return ReadSpec(parsed, tuple(spatial), pixels, ops, shape, batches=batches)
+    return ReadSpec(parsed, tuple(spatial), pixels, ops, shape, batches=batches, user=tuple(user))
 
 
 def parse_measure(value: object) -> MeasureSpec:
@@ -238,8 +253,14 @@ def _parameters_allowed(backends: tuple[str, ...], read: ReadSpec) -> tuple[str,
     return (*names, *runner)
 
 
-def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sweep:
-    """Validate a spec already read from YAML into a :class:`Sweep`."""
+def parse_spec(
+    data: object, *, text: str = "", source: str | None = None, base: Path | None = None
+) -> Sweep:
+    """Validate a spec already read from YAML into a :class:`Sweep`.
+
+    Relative paths in it (a workload file, the user's scripts and modules) are
+    found from ``base``, by default the directory of ``source``.
+    """
     try:
         if data is None:
             raise fail("", "the spec is empty; it needs at least 'version' and 'workload'")
@@ -253,7 +274,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         if "workload" not in data:
             raise fail("workload", "required, e.g. {shape: {time: 64, y: 512, x: 512}}")
         data = with_current_names(data)
-        base = Path(source).parent if source else None
+        base = base if base is not None else Path(source).parent if source else None
         workload = parse_workload(data["workload"], base=base)
         backends = parse_backends(data.get("backend", "netcdf4"))
         name = data.get("name", Path(source).stem if source else "sweep")
@@ -262,7 +283,10 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         description = data.get("description", "")
         if not isinstance(description, str):
             raise fail("description", f"expected a string, got {description!r}")
-        read = parse_read(data.get("read"), workload)
+        read = parse_read(data.get("read"), workload, base=base)
+        if read.user:  # the user's code gets an xarray.Dataset: every trial must open as one
+            where = f"read.patterns[{read.patterns.index(read.user[0].name)}]"
+            require_xarray(backends, where, every=True)
         check_loader_knobs(data.get("parameters"), read)
         check_xarray_parameters(backends, data.get("parameters"))
         parameters = parse_parameters(
@@ -309,7 +333,7 @@ def parse_spec(data: object, *, text: str = "", source: str | None = None) -> Sw
         raise
 
 
-def load_spec_text(text: str, *, source: str | None = None) -> Sweep:
+def load_spec_text(text: str, *, source: str | None = None, base: Path | None = None) -> Sweep:
     """Parse spec text; malformed YAML is a :class:`SpecError` with its line."""
     try:
         data = yaml.safe_load(text)
@@ -318,7 +342,7 @@ def load_spec_text(text: str, *, source: str | None = None) -> Sweep:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise SpecError("", f"malformed YAML{where}: {problem}", source=source) from err
-    return parse_spec(data, text=text, source=source)
+    return parse_spec(data, text=text, source=source, base=base)
 
 
 def load_spec(path: str | Path) -> Sweep:

@@ -43,3 +43,27 @@ def test_table_rows_are_the_accessors_points(crafted_results) -> None:
     every = summary.table(ds, include_not_applicable=True).splitlines()
     assert every[3].split()[:4] == ["contiguous", "zlib", "-", "-"]
     assert ds.iotune.counts() == {"ok": 5, "not_applicable": 1}
+
+
+def test_a_users_pattern_shows_seconds_a_call_on_grids_and_searches(crafted_results) -> None:
+    import json
+
+    import numpy as np
+
+    ds = crafted_results()
+    ds["read_s"] = 1 / ds["read_MiBps"]  # one MiB a call
+    ds.attrs["provenance_user_patterns"] = json.dumps([{"name": "spatial", "call": "m:f"}])
+    best = ds.iotune.best("read:spatial")
+    seconds = ds["read_s"].sel(pattern="spatial", **best.coords).median("repeat")
+    assert summary.seconds_per_call(ds, "read:spatial", best.coords) == {
+        "s_per_call": float(seconds)
+    }
+    assert summary.seconds_per_call(ds, "read:full", best.coords) == {}  # a built-in
+    line = next(x for x in summary.format_best(ds).splitlines() if "read:spatial" in x)
+    assert line.endswith(f"({float(seconds):.3g} s a call)")
+    # a search's results hold visited points along ``point``, not a grid
+    flat = ds.stack(point=list(best.coords)).reset_index("point")
+    flat = flat.transpose("point", ...)
+    found = summary.seconds_per_call(flat, "read:spatial", best.coords)
+    assert found == {"s_per_call": float(seconds)}
+    assert np.isfinite(found["s_per_call"])
