@@ -22,9 +22,13 @@ and measures ``baselines: [library, dask-auto, balanced, cloud]`` beside them,
 with the same repeats and the same cold cache; a baseline takes the run's other
 parameters (its ``dask_chunks``, its ``workers``).
 
-    .venv/bin/python benchmarks/analysis_speedup.py [--shape 360,256,256] [--repeats 5]
-        [--backends netcdf4,h5py,zarr] [--codecs none,zlib] [--workers 0,2,4]
-        [--split 25] [--keep DIR] [--json FILE]
+    .venv/bin/python benchmarks/analysis_speedup.py [--shape 120,256,256] [--repeats 3]
+        [--backends netcdf4,zarr] [--codecs none,zlib] [--workers 0,2,4]
+        [--batch 8] [--batches 12]
+        [--split 25] [--keep DIR [--report]] [--json FILE]
+
+``--keep DIR --report`` (same options) prints the table of runs kept earlier
+without measuring again.
 """
 
 from __future__ import annotations
@@ -133,8 +137,10 @@ def samples_of(results: Path, label: dict[str, str]) -> float:
 def row(name: str, pattern: str, results: Path, rec: dict[str, Any]) -> dict[str, Any]:
     winner = rec["winner"]
     settings = winner["settings"]
+    # with several formats swept a baseline is named per format (library:netcdf4); the
+    # JSON lists the winner's format's, the layouts a user of that format gets anyway
     speed = {
-        v["baseline"]: (v["speedup"], v["low"], v["high"])
+        v["baseline"].split(":")[0]: (v["speedup"], v["low"], v["high"], v["size_ratio"])
         for v in rec["vs_baselines"]
         if v["pattern"] == pattern
     }
@@ -153,15 +159,17 @@ def row(name: str, pattern: str, results: Path, rec: dict[str, Any]) -> dict[str
     return out
 
 
-def measure(args: argparse.Namespace, folder: Path) -> list[dict[str, Any]]:
+def measure(args: argparse.Namespace, folder: Path, *, run: bool = True) -> list[dict[str, Any]]:
+    """Run every spec in ``folder`` (unless ``run`` is false), then recommend per workload."""
     (folder / "myanalysis.py").write_text(CODE)
     rows = []
     for name, (spec, patterns) in runs(args).items():
         path = folder / f"{name}.yaml"
-        path.write_text(yaml.safe_dump(spec, sort_keys=False))
         out = folder / name
-        print(f"# iotune run {path.name} -o {name}", file=sys.stderr, flush=True)
-        iotune("run", path.name, "-o", name, "--no-progress", cwd=folder)
+        if run:
+            path.write_text(yaml.safe_dump(spec, sort_keys=False))
+            print(f"# iotune run {path.name} -o {name}", file=sys.stderr, flush=True)
+            iotune("run", path.name, "-o", name, "--no-progress", cwd=folder)
         for pattern in patterns:
             text = iotune(
                 "recommend", str(out / "results.nc"), "--objective", f"read:{pattern}",
@@ -171,7 +179,7 @@ def measure(args: argparse.Namespace, folder: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def cell(v: tuple[float, float, float] | None) -> str:
+def cell(v: tuple[float, float, float, float] | None) -> str:
     return "-" if v is None else f"{v[0]:.2f}x [{v[1]:.2f}, {v[2]:.2f}]"
 
 
@@ -182,7 +190,9 @@ def table(rows: list[dict[str, Any]]) -> str:
         best = f"{r['MiBps']:.1f} MiB/s"
         if "samples_per_s" in r:
             best += f", {r['samples_per_s']:.0f} samples/s"
-        dask = r["dask_chunks"] if r["split"] == "-" else f"{r['dask_chunks']} ({r['split']})"
+        dask = r["dask_chunks"]
+        if dask != "-":
+            dask += " (aligned)" if r["split"] in ("none", "-") else f" (splits {r['split']})"
         vs = [cell(r["vs"][b]) for b in BASELINES]
         lines.append(f"| {r['workload']} | {r['run']} | {r['layout']} | {dask} | {best} | "
                      + " | ".join(vs) + " |")  # fmt: skip
@@ -197,15 +207,16 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", default="360,256,256", help="time,y,x (float32)")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--backends", default="netcdf4,h5py,zarr")
+    parser.add_argument("--shape", default="120,256,256", help="time,y,x (float32)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--backends", default="netcdf4,zarr")
     parser.add_argument("--codecs", default="none,zlib")
     parser.add_argument("--workers", default="0,2,4")
-    parser.add_argument("--batch", type=int, default=16, help="samples a batch")
-    parser.add_argument("--batches", type=int, default=10, help="batches a repeat")
+    parser.add_argument("--batch", type=int, default=8, help="samples a batch")
+    parser.add_argument("--batches", type=int, default=12, help="batches a repeat")
     parser.add_argument("--split", type=int, default=25, help="dask chunks' time extent")
     parser.add_argument("--keep", type=Path, help="run here and keep the specs and results")
+    parser.add_argument("--report", action="store_true", help="only the table of --keep's runs")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.shape = tuple(int(n) for n in args.shape.split(","))
@@ -214,7 +225,7 @@ def main() -> None:
     args.workers = [int(k) for k in args.workers.split(",")]
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-        rows = measure(args, args.keep.resolve())
+        rows = measure(args, args.keep.resolve(), run=not args.report)
     else:
         with tempfile.TemporaryDirectory(dir=".") as tmp:  # on the disk measured, not /tmp
             rows = measure(args, Path(tmp).resolve())
