@@ -17,8 +17,9 @@ bootstrap interval) from that JSON, nothing is recomputed here.  The runs:
 * ``batches-wK``: the ``batches`` pattern (random single time steps, shuffled)
   with ``workers: K`` for each K of ``--workers``.
 
-Each run sweeps the same layouts (``--backends`` x chunk shapes x ``--codecs``)
-and measures ``baselines: [library, dask-auto, balanced, cloud]`` beside them,
+Each run sweeps the same layouts (``--backends`` x chunk shapes x ``--codecs``;
+the ``batches`` runs without the time-series chunks, which make every sample
+read the whole array) and measures ``baselines: [library, dask-auto, balanced, cloud]`` beside them,
 with the same repeats and the same cold cache; a baseline takes the run's other
 parameters (its ``dask_chunks``, its ``workers``).
 
@@ -28,7 +29,7 @@ parameters (its ``dask_chunks``, its ``workers``).
         [--split 25] [--keep DIR [--report]] [--json FILE]
 
 ``--keep DIR --report`` (same options) prints the table of runs kept earlier
-without measuring again.
+without measuring again; ``--runs NAME,...`` runs (or reports) only those.
 """
 
 from __future__ import annotations
@@ -59,20 +60,23 @@ CLIMATOLOGY = {"name": "climatology", "call": "myanalysis:monthly_mean"}
 BASELINES = ["library", "dask-auto", "balanced", "cloud"]
 
 
-def chunk_shapes(shape: tuple[int, int, int]) -> list[list[int]]:
-    """The swept chunk shapes: maps, time series, and two boxes in between."""
+def chunk_shapes(shape: tuple[int, int, int], *, series: bool = True) -> list[list[int]]:
+    """The swept chunk shapes: maps, time series (unless ``series`` is false), two boxes."""
     t, y, x = shape
-    return [[1, y, x], [t, 16, 16], [30, 64, 64], [min(t, 120), 32, 32]]
+    return [[1, y, x], *([[t, 16, 16]] if series else []), [30, 64, 64], [min(t, 120), 32, 32]]
 
 
-def spec_of(name: str, args: argparse.Namespace, read: dict, extra: dict) -> dict[str, Any]:
+def spec_of(
+    name: str, args: argparse.Namespace, read: dict, extra: dict, *, series: bool = True
+) -> dict[str, Any]:
     t, y, x = args.shape
+    chunks = chunk_shapes(args.shape, series=series)
     return {
         "version": 1,
         "name": name,
         "workload": {"shape": {"time": t, "y": y, "x": x}, "dtype": "float32"},
         "backend": args.backends,
-        "parameters": {"chunks": chunk_shapes(args.shape), "codec": args.codecs, **extra},
+        "parameters": {"chunks": chunks, "codec": args.codecs, **extra},
         "read": read,
         "baselines": BASELINES,
         "measure": {"repeats": args.repeats, "noise_probes": 0},
@@ -102,8 +106,10 @@ def runs(args: argparse.Namespace) -> dict[str, tuple[dict[str, Any], list[str]]
     batches = {"sample": {"time": 1}, "batch": args.batch, "batches": args.batches, "shuffle": True}
     for k in args.workers:
         read = {"patterns": ["batches"], "batches": batches}
-        out[f"batches-w{k}"] = (spec_of(f"batches-w{k}", args, read, {"workers": [k]}), ["batches"])
-    return out
+        # a time-series chunk makes every sample read the whole array: left out here
+        spec = spec_of(f"batches-w{k}", args, read, {"workers": [k]}, series=False)
+        out[f"batches-w{k}"] = (spec, ["batches"])
+    return {name: run for name, run in out.items() if not args.runs or name in args.runs}
 
 
 def iotune(*argv: str, cwd: Path) -> str:
@@ -217,12 +223,14 @@ def main() -> None:
     parser.add_argument("--split", type=int, default=25, help="dask chunks' time extent")
     parser.add_argument("--keep", type=Path, help="run here and keep the specs and results")
     parser.add_argument("--report", action="store_true", help="only the table of --keep's runs")
+    parser.add_argument("--runs", help="only these runs, e.g. batches-w0,batches-w2 (default all)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.shape = tuple(int(n) for n in args.shape.split(","))
     args.backends = args.backends.split(",")
     args.codecs = args.codecs.split(",")
     args.workers = [int(k) for k in args.workers.split(",")]
+    args.runs = args.runs.split(",") if args.runs else []
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
         rows = measure(args, args.keep.resolve(), run=not args.report)
