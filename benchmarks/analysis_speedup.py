@@ -10,9 +10,10 @@ bootstrap interval) from that JSON, nothing is recomputed here.  The runs:
   box (``{name: climatology, call: myanalysis:monthly_mean}``, opened without
   dask), over the swept layouts;
 * ``aligned`` / ``split``: the climatology with ``dask_chunks: [storage]`` (one
-  dask chunk per stored chunk) and with ``dask_chunks: [{time: N}]`` (``N`` not
-  a multiple of the stored chunks' time extent, the case xarray warns about);
-  the split each trial recorded (``dask_chunks_split`` in its file properties)
+  dask chunk per stored chunk) and with ``dask_chunks: [{time: 25, y: 100}]``
+  (``--split``: extents that are not multiples of any swept chunk's, so every
+  layout's stored chunks are split, the case xarray warns about); the split
+  each trial recorded (``dask_chunks_split`` in its file properties)
   is shown for the winner;
 * ``batches-wK``: the ``batches`` pattern (random single time steps, shuffled)
   with ``workers: K`` for each K of ``--workers``.
@@ -26,7 +27,7 @@ parameters (its ``dask_chunks``, its ``workers``).
     .venv/bin/python benchmarks/analysis_speedup.py [--shape 120,256,256] [--repeats 3]
         [--backends netcdf4,zarr] [--codecs none,zlib] [--workers 0,2,4]
         [--batch 8] [--batches 12]
-        [--split 25] [--keep DIR [--report]] [--json FILE]
+        [--split time=25,y=100] [--keep DIR [--report]] [--json FILE]
 
 ``--keep DIR --report`` (same options) prints the table of runs kept earlier
 without measuring again; ``--runs NAME,...`` runs (or reports) only those.
@@ -97,9 +98,7 @@ def runs(args: argparse.Namespace) -> dict[str, tuple[dict[str, Any], list[str]]
             ["climatology"],
         ),
         "split": (
-            spec_of(
-                "split", args, {"patterns": [CLIMATOLOGY]}, {"dask_chunks": [{"time": args.split}]}
-            ),
+            spec_of("split", args, {"patterns": [CLIMATOLOGY]}, {"dask_chunks": [args.split]}),
             ["climatology"],
         ),
     }
@@ -220,7 +219,9 @@ def main() -> None:
     parser.add_argument("--workers", default="0,2,4")
     parser.add_argument("--batch", type=int, default=8, help="samples a batch")
     parser.add_argument("--batches", type=int, default=12, help="batches a repeat")
-    parser.add_argument("--split", type=int, default=25, help="dask chunks' time extent")
+    parser.add_argument(
+        "--split", default="time=25,y=100", help="the splitting dask chunks, e.g. time=25"
+    )
     parser.add_argument("--keep", type=Path, help="run here and keep the specs and results")
     parser.add_argument("--report", action="store_true", help="only the table of --keep's runs")
     parser.add_argument("--runs", help="only these runs, e.g. batches-w0,batches-w2 (default all)")
@@ -231,6 +232,7 @@ def main() -> None:
     args.codecs = args.codecs.split(",")
     args.workers = [int(k) for k in args.workers.split(",")]
     args.runs = args.runs.split(",") if args.runs else []
+    args.split = {d: int(n) for d, n in (p.split("=") for p in args.split.split(","))}
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
         rows = measure(args, args.keep.resolve(), run=not args.report)
