@@ -28,6 +28,7 @@ parameters (its ``dask_chunks``, its ``workers``).
         [--backends netcdf4,zarr] [--codecs none,zlib] [--workers 0,2,4]
         [--batch 8] [--batches 12]
         [--split time=25,y=100] [--keep DIR [--report]] [--json FILE]
+        [--hold-page-reporting]
 
 ``--keep DIR --report`` (same options) prints the table of runs kept earlier
 without measuring again; ``--runs NAME,...`` runs (or reports) only those.
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from fidelity import page_reporting_held
 
 CODE = """
 import numpy as np
@@ -226,6 +228,7 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="only the table of --keep's runs")
     parser.add_argument("--runs", help="only these runs, e.g. batches-w0,batches-w2 (default all)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--hold-page-reporting", action="store_true", help="as fidelity.py (root)")
     args = parser.parse_args()
     args.shape = tuple(int(n) for n in args.shape.split(","))
     args.backends = args.backends.split(",")
@@ -233,12 +236,13 @@ def main() -> None:
     args.workers = [int(k) for k in args.workers.split(",")]
     args.runs = args.runs.split(",") if args.runs else []
     args.split = {d: int(n) for d, n in (p.split("=") for p in args.split.split(","))}
-    if args.keep:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        rows = measure(args, args.keep.resolve(), run=not args.report)
-    else:
-        with tempfile.TemporaryDirectory(dir=".") as tmp:  # on the disk measured, not /tmp
-            rows = measure(args, Path(tmp).resolve())
+    with page_reporting_held(args.hold_page_reporting and not args.report):
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            rows = measure(args, args.keep.resolve(), run=not args.report)
+        else:
+            with tempfile.TemporaryDirectory(dir=".") as tmp:  # on the disk measured, not /tmp
+                rows = measure(args, Path(tmp).resolve())
     print(table(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, default=str))

@@ -17,6 +17,7 @@ each round's ratio, with a 95 % bootstrap interval over rounds.
 
     .venv/bin/python benchmarks/user_pattern_overhead.py [--repeats 7] [--rounds 2]
         [--shape 360,256,256] [--backends netcdf4,zarr] [--json FILE]
+        [--hold-page-reporting]
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import yaml
+from fidelity import page_reporting_held
 
 CODE = """
 import numpy as np
@@ -182,12 +184,14 @@ def main() -> None:
     parser.add_argument("--shape", default="360,256,256", help="time,y,x (int16)")
     parser.add_argument("--backends", default="netcdf4,zarr")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--hold-page-reporting", action="store_true", help="as fidelity.py (root)")
     args = parser.parse_args()
     t, y, x = (int(n) for n in args.shape.split(","))
     SHAPE.update(time=t, y=y, x=x)
     CHUNKS[:] = [[min(30, t), min(64, y), min(64, x)], [1, y, x]]
     BACKENDS[:] = args.backends.split(",")
-    with tempfile.TemporaryDirectory(dir=".") as tmp:
+    held = page_reporting_held(args.hold_page_reporting)
+    with held, tempfile.TemporaryDirectory(dir=".") as tmp:
         folder = Path(tmp).resolve()
         for i in range(args.rounds):
             for who in ("iotune", "plain"):  # each with the user's module beside its spec
