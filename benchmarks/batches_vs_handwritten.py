@@ -4,8 +4,8 @@ Both read the same samples (one time step each, in the order
 ``iotune.measuring.samples.batch_indices`` draws from the workload seed), in
 the same batches, with the same number of worker processes, each worker
 opening the file once with the same library (netCDF4, h5py or zarr) and
-assembling whole batches; the same layout (the file written by the same
-backend); a cold cache before every repeat (``iotune.measuring.measure``'s
+assembling whole batches; the same layout (each writes its file with the same
+backend just before reading it, untimed); a cold cache before every repeat (``iotune.measuring.measure``'s
 ``prepare_cache``, the eviction iotune uses, residency checked with mincore).
 
 * iotune: ``iotune run`` of a spec with ``read.patterns: [batches]`` and
@@ -28,10 +28,8 @@ a 95 % bootstrap interval over rounds (target >= 0.95).
         [--hold-page-reporting]
 
 On a VM with free page reporting, pass ``--hold-page-reporting`` (root), as
-``fidelity.py``: iotune's trial generates and writes its file just before it
-reads, the hand-written reader's file was written once at the start, and the
-one that freed memory last pays for faulting it back (docs/benchmarks.md,
-"This VM hands freed memory back to its host").
+``fidelity.py``: whichever freed memory last pays for faulting it back
+(docs/benchmarks.md, "This VM hands freed memory back to its host").
 """
 
 from __future__ import annotations
@@ -39,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import shutil
 import statistics
 import subprocess
 import sys
@@ -135,14 +134,18 @@ def load(backend: str, path: str, batches: list[list[int]], workers: int, prefet
 
 
 def hand(args: argparse.Namespace) -> None:
-    """The --hand process: samples/s per repeat for each worker count, printed as JSON."""
+    """The --hand process: writes its file, then samples/s per repeat for each worker count.
+
+    Printed as JSON.
+    """
     from iotune.measuring import measure
     from iotune.specfile.parse import load_spec
 
     sweep = load_spec(args.spec)
     batches = _batches(sweep)
     count = sum(len(b) for b in batches)
-    paths = [Path(args.file)] if args.backend != "zarr" else _files(Path(args.file))
+    path = write_file(args.spec, Path(args.file))
+    paths = [path] if args.backend != "zarr" else _files(path)
     out: dict[int, list[float]] = {}
     for workers in args.workers:
         rates = []
@@ -150,8 +153,9 @@ def hand(args: argparse.Namespace) -> None:
             cache, _fraction = measure.prepare_cache(paths, mode="cold", max_residency=0.05)
             if cache != "cold":
                 raise SystemExit(f"the hand-written reader's file did not go cold: {cache}")
-            rates.append(count / load(args.backend, args.file, batches, workers, args.prefetch))
+            rates.append(count / load(args.backend, str(path), batches, workers, args.prefetch))
         out[workers] = rates[1:]
+    shutil.rmtree(path) if path.is_dir() else path.unlink()
     print(json.dumps(out))
 
 
@@ -169,8 +173,12 @@ def _files(root: Path) -> list[Path]:
 # --- the comparison -------------------------------------------------------------------------
 
 
-def write_file(spec: Path, folder: Path) -> Path:
-    """The hand-written reader's file: the same layout, written by the same backend."""
+def write_file(spec: Path, stem: Path) -> Path:
+    """The hand-written reader's file (``stem`` + the backend's suffix), untimed.
+
+    The same layout, written by the same backend, just before it is read, as
+    iotune's trial writes its file just before it reads it.
+    """
     from iotune.model.records import TrialResult, TrialTask
     from iotune.runner import steps
     from iotune.runner.plan import make_plan
@@ -178,9 +186,9 @@ def write_file(spec: Path, folder: Path) -> Path:
 
     sweep = load_spec(spec)
     trial = make_plan(sweep).trials[0]
-    task = TrialTask(trial, sweep.workload, sweep.read, sweep.measure, str(folder))
+    task = TrialTask(trial, sweep.workload, sweep.read, sweep.measure, str(stem.parent))
     backend = steps.make_backend(task)
-    path = folder / f"hand{backend.suffix}"
+    path = stem.with_name(stem.name + backend.suffix)
     steps.write_once(task, backend, path, TrialResult(trial.id, "ok"))  # type: ignore[arg-type]
     return path
 
@@ -200,9 +208,9 @@ def through_iotune(folder: Path, spec: Path, i: int, workers: list[int]) -> dict
         }
 
 
-def through_hand(args: argparse.Namespace, spec: Path, path: Path) -> dict[int, list[float]]:
+def through_hand(args: argparse.Namespace, spec: Path, stem: Path) -> dict[int, list[float]]:
     cmd = [
-        sys.executable, __file__, "--hand", "--spec", str(spec), "--file", str(path),
+        sys.executable, __file__, "--hand", "--spec", str(spec), "--file", str(stem),
         "--backend", args.backend, "--workers", ",".join(map(str, args.workers)),
         "--prefetch", str(args.prefetch), "--repeats", str(args.repeats),
     ]  # fmt: skip
@@ -219,7 +227,6 @@ def interval(ratios: list[float], seed: int = 0) -> tuple[float, float]:
 def compare(args: argparse.Namespace, folder: Path) -> list[dict[str, Any]]:
     spec = folder / "spec.yaml"
     spec.write_text(yaml.safe_dump(spec_of(args), sort_keys=False))
-    path = write_file(spec, folder)
     ratios: dict[int, list[float]] = {w: [] for w in args.workers}
     rates: dict[str, dict[int, list[float]]] = {"iotune": {}, "hand": {}}
     for i in range(args.rounds):
@@ -228,7 +235,7 @@ def compare(args: argparse.Namespace, folder: Path) -> list[dict[str, Any]]:
             got[who] = (
                 through_iotune(folder, spec, i, args.workers)
                 if who == "iotune"
-                else through_hand(args, spec, path)
+                else through_hand(args, spec, folder / f"hand{i}")
             )
             print(f"# round {i} {who}: {got[who]}", file=sys.stderr, flush=True)
         for w in args.workers:
