@@ -5,8 +5,9 @@ Both read the same samples (one time step each, in the order
 the same batches, with the same number of worker processes, each worker
 opening the file once with the same library (netCDF4, h5py or zarr) and
 assembling whole batches; the same layout (each writes its file with the same
-backend just before reading it, untimed); a cold cache before every repeat (``iotune.measuring.measure``'s
-``prepare_cache``, the eviction iotune uses, residency checked with mincore).
+backend just before reading it, untimed); a cold cache before every repeat
+(``iotune.measuring.measure``'s ``prepare_cache``, the eviction iotune uses,
+residency checked with mincore).
 
 * iotune: ``iotune run`` of a spec with ``read.patterns: [batches]`` and
   ``workers`` swept, in a new process as a user types it; its samples/s
@@ -200,12 +201,14 @@ def through_iotune(folder: Path, spec: Path, i: int, workers: list[int]) -> dict
     cmd = [sys.executable, "-m", "iotune", "run", str(spec), "-o", str(out), "--no-progress"]
     subprocess.run(cmd, check=True, cwd=folder, capture_output=True, text=True)
     with xr.open_dataset(out / "results.nc") as ds:
-        rates = ds["read_samples_per_s"].sel(pattern="batches").squeeze(drop=True)
+        rates = ds["read_samples_per_s"].sel(pattern="batches")
+        rates = rates.squeeze([d for d in rates.dims if d not in ("workers", "repeat")], drop=True)
         if "workers" not in rates.dims:
             rates = rates.expand_dims(workers=workers)  # one count: not a dimension
-        return {
-            int(w): [float(v) for v in rates.sel(workers=w).values] for w in rates["workers"].values
-        }
+        found = {}
+        for w in rates["workers"].values:
+            found[int(w)] = [float(v) for v in np.atleast_1d(rates.sel(workers=w).values)]
+        return found
 
 
 def through_hand(args: argparse.Namespace, spec: Path, stem: Path) -> dict[int, list[float]]:
