@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import runpy
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,9 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import numpy as np
 import pytest
+import xarray as xr
 import yaml
 
 from iotune.app.notebook import parse_parameters
@@ -273,3 +276,55 @@ def test_a_corrupt_darshan_log_raises_in_a_notebook_and_the_kernel_lives(tmp_pat
     assert said[1].startswith(f"from_darshan: {log}: corrupt Darshan log: its names region")
     assert said[2].startswith(f"read_log: {log}: corrupt Darshan log: Darshan's C library crashed")
     assert said[3] == "alive True 42\n"
+
+
+#: 09-your-analysis on a file of the test's own, shrunk to a few trials
+YOURS = {
+    "box": {"lat": [2, 10], "lon": [0, 8]},
+    "month_days": 5,
+    "chunks": [[60, 8, 8], [5, 16, 32]],
+    "backends": ["netcdf4", "zarr"],
+    "dask_chunks": ["storage"],
+    "workers": [0],
+    "batch": 4,
+}
+
+#: the baselines 09-your-analysis measures, in each format it sweeps
+SPEC_BASELINES = ("library", "dask-auto", "balanced")
+
+
+@pytest.mark.slow
+def test_your_analysis_notebook_tunes_your_file_for_your_function(tmp_path: Path, capsys) -> None:
+    """09 with ``path``: the user's variable, their climatology and the batches, vs baselines."""
+    data = np.random.default_rng(3).normal(280, 5, (60, 16, 32)).astype("float32")
+    xr.Dataset({"pr": (("time", "lat", "lon"), data)}).to_netcdf(tmp_path / "mine.nc")
+    out = tmp_path / "run"
+    args = ["notebook", str(NOTEBOOK_DIR / "09-your-analysis.ipynb"), "-o", str(out)]
+    args += ["-p", "path", str(tmp_path / "mine.nc"), "-p", "variable", "pr"]
+    for name, value in YOURS.items():
+        args += ["-p", name, yaml.safe_dump(value, default_flow_style=True).strip()]
+    assert main(args) == 0, capsys.readouterr().err
+    executed = _outputs_without_errors(out / "09-your-analysis.ipynb")
+    text = "".join(
+        o.get("text", "") + "".join(o.get("data", {}).get("text/plain", ""))
+        for c in executed.cells
+        for o in c.get("outputs", [])
+    )
+    assert "objective: read:climatology" in text and "objective: read:batches" in text
+    assert "DataLoader(Dataset(path), batch_size=4, shuffle=True" in text
+    assert "class Dataset" in text and "xr.open_" in text  # the open_dataset line
+    assert any(
+        "image/png" in o.get("data", {}) for c in executed.cells for o in c.get("outputs", [])
+    ), "the speedup over the baselines is drawn"
+    ds = open_results(out / "results.nc")
+    assert set(ds["status"].values.ravel()) == {"ok"}
+    assert list(ds["pattern"].values) == ["climatology", "batches", "timeseries"]
+    assert list(ds["baseline"].values) == [
+        f"{name}:{backend}" for backend in YOURS["backends"] for name in SPEC_BASELINES
+    ]
+    assert (out / "myanalysis.py").exists() and not (out / "tas.nc").exists()
+    # the function the notebook wrote gives, on the user's file, what the trials gave
+    monthly_mean = runpy.run_path(str(out / "myanalysis.py"))["monthly_mean"]
+    expected = data[:, 2:10, 0:8].reshape(12, 5, 8, 8).mean(axis=(1, 2, 3))
+    with xr.open_dataset(tmp_path / "mine.nc") as mine:
+        np.testing.assert_allclose(monthly_mean(mine).values, expected, rtol=1e-5)

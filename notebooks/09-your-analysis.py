@@ -1,0 +1,236 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Your data, your analysis
+#
+# The layout that is best for reading whole maps is the worst for reading time series,
+# and the reverse; what counts is the reads *you* make. This notebook tunes a file for
+# two of them:
+#
+# - an analysis written in Python: a monthly climatology over a box, computed with
+#   xarray (and dask) by a function in a module of your own;
+# - a training loop that draws random maps in batches, with loader worker processes, as
+#   a PyTorch `DataLoader` does.
+#
+# It sweeps stored chunk shapes in netCDF-4 and Zarr, the dask chunks the analysis opens
+# the file with, and the loader's workers, and measures beside them the layouts you get
+# without tuning: the format library's default, dask's `auto` chunks and Rew's balanced
+# chunks. Then it answers "how much faster than what I get anyway?" per read.
+#
+# **Your own file:** `-p path my.nc -p variable tas` (anything xarray opens); adapt `box`
+# and `month_days` below, or the module the notebook writes, to your dimensions.
+# **As a batch job:** `iotune notebook notebooks/09-your-analysis.ipynb -o results/mine`
+# (`-p NAME VALUE` sets any parameter of the next cell; values are YAML literals).
+
+# %% tags=["parameters"]
+path = ""  # your netCDF/HDF5/Zarr file; "" writes a small CF-like tas(time, lat, lon)
+variable = "tas"  # the variable tuned for
+shape = {"time": 365, "lat": 45, "lon": 90}  # the file written when path is "" (float32, 5.6 MiB)
+box = {"lat": [27, 38], "lon": [0, 10]}  # the climatology's box, as index ranges per dimension
+month_days = 30  # steps of the record dimension per "month" of the climatology
+chunks = [[365, 15, 30], [30, 45, 90], [5, 45, 90]]  # stored chunk shapes swept
+backends = ["netcdf4", "zarr"]  # the formats swept
+dask_chunks = ["storage", "auto"]  # the chunks the analysis opens the file with, in xarray
+workers = [0, 2]  # the loader's worker processes (0: in the training process)
+batch = 16  # samples (maps) per batch
+repeats = 2  # measurements per configuration; the speedups' intervals need 2 or more
+out = "../results/nb-09-your-analysis"  # the data, your module, the spec and results.nc
+
+# %% [markdown]
+# ## Your data
+#
+# With no `path`, the notebook writes a year of daily near-surface temperature on a
+# 4-degree grid, CF-style: `tas(time, lat, lon)` in K with `time`, `lat` and `lon`
+# coordinates, a seasonal cycle of opposite sign in each hemisphere, and noise.
+
+# %%
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+started = time.monotonic()
+folder = Path(out).resolve()
+folder.mkdir(parents=True, exist_ok=True)
+if path:
+    data_path = Path(path).resolve()
+else:
+    data_path = folder / "tas.nc"
+    days = pd.date_range("2001-01-01", periods=shape["time"], freq="D")
+    lat = np.linspace(-88, 88, shape["lat"])
+    lon = np.linspace(0, 360, shape["lon"], endpoint=False)
+    season = np.cos(2 * np.pi * (np.arange(len(days)) - 200) / 365.25)[:, None, None]
+    rng = np.random.default_rng(0)
+    tas = (
+        288.0
+        - 30 * np.abs(np.sin(np.deg2rad(lat)))[None, :, None]
+        + 10 * season * np.sign(lat)[None, :, None]
+        + rng.normal(0, 1.5, (len(days), len(lat), len(lon)))
+    )
+    xr.Dataset(
+        {variable: (("time", "lat", "lon"), tas.astype("float32"), {"units": "K"})},
+        coords={
+            "time": days,
+            "lat": ("lat", lat, {"units": "degrees_north"}),
+            "lon": ("lon", lon, {"units": "degrees_east"}),
+        },
+        attrs={"Conventions": "CF-1.8"},
+    ).to_netcdf(data_path)
+source = xr.open_dataset(data_path)
+source
+
+# %% [markdown]
+# ## Your analysis, as a module beside the spec
+#
+# iotune calls your function once per repeat on every layout it writes, with the trial's
+# file opened the way you open it (`xr.open_dataset(engine="netcdf4")` or
+# `xr.open_zarr`, with the trial's dask chunks), and times the open, the call, computing
+# what it returns and the close, from a cold cache. Every layout must give the same
+# answer: the function first runs on the values in memory, and a trial whose answer
+# differs fails with the difference.
+#
+# The trials' files hold your variable as `data` with its dimensions, not its
+# coordinates, so the function selects its box by position and counts months in steps;
+# it runs unchanged on the original file.
+
+# %%
+import runpy
+
+module = f'''"""My analysis: the mean annual cycle of {variable} over a box."""
+
+import numpy as np
+import xarray as xr
+
+BOX = {{dim: slice(*bounds) for dim, bounds in {box!r}.items()}}
+MONTH_DAYS = {month_days}
+
+
+def monthly_mean(ds):
+    """The box's mean for each month of the year: what I compute from this file."""
+    field = ds[{variable!r}] if {variable!r} in ds else ds["data"]  # iotune's trials: "data"
+    region = field.isel(BOX)
+    steps = np.arange(region.sizes["time"])
+    month = xr.DataArray(steps // MONTH_DAYS % 12, dims="time", name="month")
+    return region.groupby(month).mean(...)
+'''
+(folder / "myanalysis.py").write_text(module)
+print(module)
+
+# your function on your file, in this kernel: the answer every layout must reproduce
+monthly_mean = runpy.run_path(str(folder / "myanalysis.py"))["monthly_mean"]
+answer = monthly_mean(source).round(2).to_series()
+source.close()  # the sweep reads the file in its own processes
+answer
+
+# %% [markdown]
+# ## The sweep
+#
+# One spec: the file as the workload (`field: file`), the stored chunk shapes and formats,
+# `dask_chunks` (`storage`: one dask chunk per stored chunk; `auto`: dask's guess), the
+# loader's `workers`, three read patterns (your function, the training `batches` of
+# random maps, and the time series at a few points for contrast) and three `baselines`.
+
+# %%
+import yaml
+
+import iotune
+
+climatology = {"name": "climatology", "call": "myanalysis:monthly_mean"}
+spec = {
+    "version": 1,
+    "name": "your-analysis",
+    "workload": {"field": "file", "path": str(data_path), "variable": variable},
+    "backend": backends,
+    "parameters": {
+        "chunks": chunks,
+        "codec": "none",
+        "dask_chunks": dask_chunks,
+        "workers": workers,
+        "prefetch": 2,
+    },
+    "read": {
+        "patterns": [climatology, "batches", "timeseries"],
+        "batches": {"sample": {"time": 1}, "batch": batch, "batches": 6, "shuffle": True},
+        "timeseries": {"pixels": 2},
+    },
+    "measure": {"repeats": repeats, "noise_probes": 0},
+    "baselines": ["library", "dask-auto", "balanced"],
+}
+spec_path = folder / "spec.yaml"  # beside myanalysis.py: the spec's folder is on the import path
+spec_path.write_text(yaml.safe_dump(spec, sort_keys=False, default_flow_style=None))
+sweep = iotune.load_spec(spec_path)
+print(spec_path.read_text())
+print(f"{len(iotune.make_plan(sweep).trials)} trials, {sweep.workload.nbytes / 2**20:.1f} MiB each")
+
+# %%
+from iotune.app.api import recommendation_text, results_text
+
+ds = iotune.run(sweep, out=folder, overwrite=True, progress=False)
+print(f"written and swept in {time.monotonic() - started:.0f} s\n")
+print(results_text(ds))
+
+# %% [markdown]
+# Every configuration's median throughput per read (`read:climatology` counts the bytes
+# your function made the process read, and says how long a call took), each read's best,
+# and its speedup over the baselines.
+#
+# ## What to use for the climatology
+#
+# The winner, whether it beats the runner-up beyond noise, its speedup over each
+# baseline, and the settings to paste, including the `open_dataset(..., chunks=...)` line
+# it was measured with.
+
+# %%
+print(recommendation_text(iotune.recommend(ds, objective="read:climatology")))
+
+# %% [markdown]
+# ## What to use for training
+#
+# For the batches, the report adds the samples per second, the time to the first batch,
+# a map-style `Dataset` class and the `DataLoader(...)` arguments of the best point
+# (PyTorch itself is not needed to measure them).
+
+# %%
+print(recommendation_text(iotune.recommend(ds, objective="read:batches")))
+
+# %% [markdown]
+# ## How much faster than what you get anyway
+#
+# Each read's best configuration over each baseline, in the best's format: the bar is
+# the ratio of median throughputs, the whisker a bootstrap interval over the repeats. A
+# bar below 1 is a baseline that reads that pattern faster than every layout swept; the
+# best layout for one read is rarely the best for another, so tune for the read you make
+# most.
+
+# %%
+from IPython.display import Image, display
+
+from iotune.plot.baselines import vs_baselines
+
+figure = folder / "vs-baselines.png"  # what `iotune plot` draws as vs-baselines.png
+vs_baselines(ds).savefig(figure, dpi=110)
+display(Image(filename=str(figure)))
+
+# %% [markdown]
+# The same numbers as a table (what `recommend --format json` calls `vs_baselines`):
+
+# %%
+from iotune.results import speedup
+
+table = pd.DataFrame(speedup.vs_baselines(ds, speedup.each_best(ds)))
+table.set_index(["pattern", "baseline"]).round(2)
