@@ -69,6 +69,12 @@ def chunk_shapes(shape: tuple[int, int, int], *, series: bool = True) -> list[li
     return [[1, y, x], *([[t, 16, 16]] if series else []), [30, 64, 64], [min(t, 120), 32, 32]]
 
 
+def default_split(shape: tuple[int, int, int]) -> dict[str, int]:
+    """Dask chunks no swept chunk's extent is a multiple of: time 25, y 100 (odd if smaller)."""
+    t, y, _ = shape
+    return {"time": 25 if t > 25 else (t // 2) | 1, "y": 100 if y > 100 else (y // 2) | 1}
+
+
 def spec_of(
     name: str, args: argparse.Namespace, read: dict, extra: dict, *, series: bool = True
 ) -> dict[str, Any]:
@@ -222,7 +228,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=8, help="samples a batch")
     parser.add_argument("--batches", type=int, default=12, help="batches a repeat")
     parser.add_argument(
-        "--split", default="time=25,y=100", help="the splitting dask chunks, e.g. time=25"
+        "--split", help="the splitting dask chunks (default time=25,y=100, odd ones if smaller)"
     )
     parser.add_argument("--keep", type=Path, help="run here and keep the specs and results")
     parser.add_argument("--report", action="store_true", help="only the table of --keep's runs")
@@ -235,7 +241,11 @@ def main() -> None:
     args.codecs = args.codecs.split(",")
     args.workers = [int(k) for k in args.workers.split(",")]
     args.runs = args.runs.split(",") if args.runs else []
-    args.split = {d: int(n) for d, n in (p.split("=") for p in args.split.split(","))}
+    args.split = (
+        {d: int(n) for d, n in (p.split("=") for p in args.split.split(","))}
+        if args.split
+        else default_split(args.shape)
+    )
     with page_reporting_held(args.hold_page_reporting and not args.report):
         if args.keep:
             args.keep.mkdir(parents=True, exist_ok=True)
