@@ -27,12 +27,14 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
         tune,
     )
     from iotune.core.errors import (
+        ClusterError,
         ConcurrencyError,
         DarshanError,
         DeprecatedOptionWarning,
         Interrupted,
         IotuneError,
         IotuneWarning,
+        LoaderError,
         LockError,
         LustreError,
         MissingExtraError,
@@ -45,6 +47,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
         StorageError,
         StripingWarning,
         UsageError,
+        UserCodeError,
         VerificationError,
     )
     from iotune.results.dataset import open_results
@@ -85,17 +88,22 @@ _ERRORS = (
     "PluginWarning",
     "StorageError",
     "MissingExtraError",
+    "ClusterError",
+    "LoaderError",
+    "UserCodeError",
 )
 _API |= dict.fromkeys(_ERRORS, "iotune.core.errors")
 
 #: written out (not built from the tables) so that linters and type checkers read it
 __all__ = [
+    "ClusterError",
     "ConcurrencyError",
     "DarshanError",
     "DeprecatedOptionWarning",
     "Interrupted",
     "IotuneError",
     "IotuneWarning",
+    "LoaderError",
     "LockError",
     "LustreError",
     "MissingExtraError",
@@ -108,6 +116,7 @@ __all__ = [
     "StorageError",
     "StripingWarning",
     "UsageError",
+    "UserCodeError",
     "VerificationError",
     "__version__",
     "explore",
