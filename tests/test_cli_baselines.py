@@ -80,6 +80,9 @@ def test_recommend_json_gives_speedups_with_intervals(sweep) -> None:
     text = iotune("recommend", "out", cwd=tmp)
     assert "speedup of the winner over the baselines" in text.stdout
     assert "library (chunks=" in text.stdout
+    # no grid point at the defaults: said once, pointing at the baselines, not "no baseline"
+    assert "no default point in the grid: the speedups are over the baselines below" in text.stdout
+    assert "no baseline:" not in text.stdout
 
 
 def test_show_and_plot_give_the_speedups(sweep) -> None:

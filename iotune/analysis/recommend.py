@@ -276,6 +276,8 @@ def _baseline(
         else:
             wanted[dim] = found
     if not wanted:
+        if "baseline" in ds.dims:  # the named baselines, measured beside the grid, follow
+            return None, "no default point in the grid: the speedups are over the baselines below"
         return None, "no baseline: the sweep has no contiguous, uncompressed or default point"
     matching = [c for c in cands if all(c.coords[d] == v for d, v in wanted.items())]
     if not matching:
