@@ -1,0 +1,217 @@
+"""One conversion: pre-flight checks, the partial target, regions, verification, the rename.
+
+Nothing is created until every check has passed (source readable, variables of the
+right dimensions, the configuration applicable, the target free, room enough).  The
+target is written as ``TARGET.iotune-partial`` with a journal ``TARGET.iotune-journal``
+beside it; it takes its name only once every region is written and verified.  The
+journal stays beside the target as the record of what was written.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iotune.convert.journal import RegionJournal
+from iotune.convert.layout import Layout, check_dtype
+from iotune.convert.nc_target import NetcdfTarget
+from iotune.convert.regions import Region, plan_regions
+from iotune.convert.report import ApplyReport, describe
+from iotune.convert.source import Source, disk_bytes, open_source, select_variables
+from iotune.convert.verify import VERIFY_MODES, verify
+from iotune.convert.zarr_target import ZarrTarget
+from iotune.core.errors import UsageError
+from iotune.core.units import format_size
+
+#: test hook: seconds to sleep after each region, so a test can kill a conversion half-way
+DELAY_ENV = "IOTUNE_APPLY_REGION_DELAY"
+DEFAULT_MAX_MEM = 2**30
+
+
+@dataclass
+class Job:
+    """A checked conversion: what to write where, before anything is created."""
+
+    source: Source
+    target: Path
+    layout: Layout
+    converted: list[str]
+    by_region: set[str]
+    whole: list[str]
+    region_dim: str
+    regions: list[Region]
+
+    @property
+    def partial(self) -> Path:
+        return self.target.with_name(self.target.name + ".iotune-partial")
+
+    @property
+    def journal(self) -> Path:
+        return self.target.with_name(self.target.name + ".iotune-journal")
+
+    def describe(self) -> dict[str, Any]:
+        """The journal's header: a resumed run must be the same job."""
+        return {
+            "source": str(self.source.path.resolve()),
+            "settings": self.layout.text(),
+            "variables": self.converted,
+            "regions": [[r.start, r.stop] for r in self.regions],
+        }
+
+
+def prepare(
+    source_path: str | os.PathLike[str],
+    target: str | os.PathLike[str],
+    layout: Layout,
+    *,
+    variables: Sequence[str] | None = None,
+    max_mem: int = DEFAULT_MAX_MEM,
+    resume: bool = False,
+    overwrite: bool = False,
+) -> Job:
+    """Every pre-flight check, creating nothing.
+
+    Raises
+    ------
+    UsageError
+        The target exists (without ``overwrite``), the source is unreadable, its
+        variables do not match the configuration, it does not apply to their dtype,
+        one row of chunks exceeds ``max_mem``, or the target's file system lacks room.
+    """
+    where = Path(target)
+    if where.exists() and not overwrite:
+        raise UsageError(f"target {where} exists; pass --overwrite to replace it")
+    if not where.parent.is_dir():
+        raise UsageError(f"target {where}: the directory {where.parent} does not exist")
+    source = open_source(source_path)
+    try:
+        job = _job(source, where, layout, variables, max_mem)
+        partial = job.partial
+        if partial.exists() and not (resume or overwrite):
+            raise UsageError(
+                f"{partial} holds an interrupted conversion; pass --resume to finish it "
+                "or --overwrite to start again"
+            )
+        _room(job, kept=disk_bytes(partial) if resume and partial.exists() else 0)
+    except BaseException:
+        source.close()
+        raise
+    return job
+
+
+def _job(
+    source: Source, target: Path, layout: Layout, names: Sequence[str] | None, max_mem: int
+) -> Job:
+    ds = source.ds
+    ndim = None if layout.dims or isinstance(layout.chunks, str) else len(layout.chunks)
+    converted = select_variables(ds, dims=layout.dims, names=names, ndim=ndim)
+    for name in converted:
+        check_dtype(layout, ds[name].dtype, name)
+        layout.chunks_for(tuple(map(str, ds[name].dims)), ds[name].shape)
+    region_dim = str(ds[converted[0]].dims[0])
+    by_region = {str(n) for n, v in ds.variables.items() if v.ndim and v.dims[0] == region_dim}
+    whole = [str(n) for n in ds.variables if n not in by_region]
+    row_bytes = sum(
+        ds[n].dtype.itemsize * math.prod(ds[n].shape[1:]) for n in by_region
+    )
+    first = layout.chunks_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
+    chunk = first[0] if isinstance(first, tuple) else 1
+    regions = plan_regions(
+        int(ds.sizes[region_dim]), row_bytes=row_bytes, chunk=chunk, max_mem=max_mem
+    )
+    return Job(source, target, layout, converted, by_region, whole, region_dim, regions)
+
+
+def _room(job: Job, *, kept: int) -> None:
+    """Refuse a target its file system cannot hold (raw size; the source's if compressed)."""
+    raw = sum(v.dtype.itemsize * math.prod(v.shape) for v in job.source.ds.variables.values())
+    need = raw if job.layout.codec.name == "none" else min(raw, job.source.nbytes())
+    free = shutil.disk_usage(job.target.parent).free
+    if need - kept > free:
+        raise UsageError(
+            f"target {job.target}: needs about {format_size(need - kept)}, "
+            f"its file system has {format_size(free)} free"
+        )
+
+
+def convert(job: Job, *, resume: bool = False, overwrite: bool = False, verify_mode: str = "sample") -> ApplyReport:
+    """Write, verify and rename a prepared :class:`Job`; return what changed.
+
+    Raises
+    ------
+    VerificationError
+        The target differs from the source (the partial target is kept).
+    """
+    if verify_mode not in VERIFY_MODES:
+        raise UsageError(f"--verify: {verify_mode!r}; allowed: {', '.join(VERIFY_MODES)}")
+    began = time.monotonic()
+    if overwrite and not resume:
+        _remove(job.partial)
+    again = resume and job.partial.exists() and job.journal.exists()
+    journal = RegionJournal(job.journal, job=job.describe(), resume=again)
+    target = _open(job, fresh=not journal.done)
+    skipped = len(journal.done)
+    try:
+        _write(job, target, journal)
+        checked = verify(
+            job.source, target.read, by_region=sorted(job.by_region), whole=job.whole,
+            regions=job.regions, region_dim=job.region_dim, mode=verify_mode,
+        )
+        storage = {name: target.storage(name) for name in job.converted}
+    finally:
+        target.close()
+    before = job.source.nbytes()
+    _remove(job.target)
+    os.replace(job.partial, job.target)
+    job.source.close()
+    return describe(
+        job, storage=storage, before=before, after=disk_bytes(job.target), skipped=skipped,
+        checked=checked, verify_mode=verify_mode, seconds=time.monotonic() - began,
+    )
+
+
+def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget:
+    if job.layout.backend == "zarr":
+        if fresh:
+            _remove(job.partial)
+            return ZarrTarget.create(
+                job.partial, job.source, job.layout, job.converted,
+                by_region=job.by_region, region_dim=job.region_dim,
+            )
+        return ZarrTarget(job.partial, job.source, job.by_region, job.region_dim)
+    if fresh:
+        _remove(job.partial)
+        return NetcdfTarget.create(
+            job.partial, job.source, job.layout, job.converted, by_region=job.by_region
+        )
+    return NetcdfTarget(job.partial, mode="a")
+
+
+def _write(job: Job, target: NetcdfTarget | ZarrTarget, journal: RegionJournal) -> None:
+    delay = float(os.environ.get(DELAY_ENV) or 0)
+    for region in job.regions:
+        if region.index in journal.done:
+            continue
+        if isinstance(target, ZarrTarget):
+            target.write_region(region.start, region.stop)
+        else:
+            rows = {job.region_dim: slice(region.start, region.stop)}
+            for name in sorted(job.by_region):
+                target.write(name, region.start, region.stop, job.source.ds[name].isel(rows).values)
+            target.sync()
+        journal.written(region.index, region.start, region.stop)
+        if delay:
+            time.sleep(delay)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()

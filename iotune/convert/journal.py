@@ -1,0 +1,73 @@
+"""The regions a conversion has finished, one fsynced JSON line each.
+
+The first line names the source, the target format and the configuration; resuming
+under another is refused, so finished regions are only ever skipped for the same job.
+A line is written only after the region's data is on disk, so a crash loses at most
+the region in flight, and it is written again on resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from iotune.core.errors import UsageError
+
+JOURNAL_VERSION = 1
+
+
+class RegionJournal:
+    """Append-only log of written regions at ``path``.
+
+    Parameters
+    ----------
+    path
+        The journal file.
+    job
+        What is converted (source, configuration, variables); the first line.
+    resume
+        Keep the regions of an earlier run of the same job.
+    """
+
+    def __init__(self, path: Path, *, job: dict[str, Any], resume: bool) -> None:
+        self.path = path
+        self.done: set[int] = set()
+        if resume and path.exists() and path.stat().st_size:
+            self._load(job)
+        else:
+            path.write_text("")
+            self._append({"journal": JOURNAL_VERSION, "job": job})
+
+    def _load(self, job: dict[str, Any]) -> None:
+        lines = self.path.read_bytes().split(b"\n")
+        header = json.loads(lines[0])
+        if header.get("job") != job:
+            raise UsageError(
+                f"--resume: {self.path} belongs to another conversion (its source, "
+                "configuration or variables differ); use --overwrite to start again"
+            )
+        for line in lines[1:]:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a line torn by a crash: that region is written again
+            if entry.get("written") is not None:
+                self.done.add(int(entry["written"]))
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        with self.path.open("a") as fh:
+            fh.write(json.dumps(entry) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def written(self, index: int, start: int, stop: int) -> None:
+        """Record region ``index`` (rows ``start`` to ``stop``) as on disk."""
+        self._append({"written": index, "start": start, "stop": stop})
+        self.done.add(index)
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every line after the header (for tests and the report)."""
+        lines = self.path.read_text().splitlines()[1:]
+        return [json.loads(line) for line in lines if line.strip()]

@@ -1,0 +1,151 @@
+"""The storage configuration a conversion writes: format, chunks and codec.
+
+Made from a recommendation's settings (a results file's ``effective`` mapping) or
+from the text of ``--settings`` (``"chunks=1x256x256 codec=zstd level=3"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from iotune.core.errors import NotApplicable, UsageError
+from iotune.core.units import chunk_label, parse_chunk_label
+from iotune.model.codecs import Codec, netcdf4_encoding, resolve
+
+#: the target formats a conversion writes, by the backend a sweep measured
+FORMATS = ("netcdf4", "zarr")
+#: --settings keys
+SETTING_KEYS = ("backend", "chunks", "codec", "level", "shuffle", "quantize")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Format, chunks (``contiguous``, ``auto`` or one length per dimension) and codec.
+
+    ``dims`` names the dimensions ``chunks`` is given in (the workload's), empty when
+    unknown (then chunks apply to the converted variables' dimensions in order).
+    """
+
+    backend: str
+    chunks: str | tuple[int, ...]
+    codec: Codec
+    dims: tuple[str, ...] = ()
+    #: a lossy quantisation the recommendation holds: refused for now (see check_dtype)
+    quantize: str = "none"
+
+    def __post_init__(self) -> None:
+        if self.backend not in FORMATS:
+            allowed = ", ".join(FORMATS)
+            raise UsageError(f"backend: {self.backend!r} cannot be written; allowed: {allowed}")
+        if isinstance(self.chunks, str) and self.chunks not in ("contiguous", "auto"):
+            raise UsageError(f"chunks: {self.chunks!r}; allowed: contiguous, auto or 1x256x256")
+        if isinstance(self.chunks, tuple):
+            if any(c < 1 for c in self.chunks):
+                raise UsageError(f"chunks: {chunk_label(self.chunks)} has a length below 1")
+            if self.dims and len(self.dims) != len(self.chunks):
+                raise UsageError(
+                    f"chunks: {chunk_label(self.chunks)} has {len(self.chunks)} lengths "
+                    f"for the {len(self.dims)} dimensions {', '.join(self.dims)}"
+                )
+        if self.backend == "zarr" and self.chunks == "contiguous":
+            raise UsageError("chunks: contiguous does not apply to zarr (allowed: auto or AxBxC)")
+        if self.backend == "netcdf4":
+            try:
+                netcdf4_encoding(self.codec)
+            except NotApplicable as err:
+                raise UsageError(f"codec: {err}") from err
+
+    def chunks_for(self, dims: Sequence[str], shape: Sequence[int]) -> tuple[int, ...] | str:
+        """The chunk lengths of a variable of ``dims`` and ``shape``, clipped to its shape."""
+        if isinstance(self.chunks, str):
+            return self.chunks
+        if self.dims and tuple(dims) == self.dims:
+            lengths = self.chunks
+        elif len(dims) == len(self.chunks):
+            lengths = self.chunks  # positional: the variable's names differ from the workload's
+        else:
+            raise UsageError(
+                f"chunks: {chunk_label(self.chunks)} does not fit a variable of dimensions "
+                f"({', '.join(dims)})"
+            )
+        return tuple(max(1, min(c, n)) for c, n in zip(lengths, shape, strict=True))
+
+    def text(self) -> str:
+        """The configuration as ``--settings`` takes it."""
+        parts = [f"backend={self.backend}", f"chunks={chunk_label(self.chunks)}"]
+        parts.append(f"codec={self.codec.name}")
+        if self.codec.level is not None:
+            parts.append(f"level={self.codec.level}")
+        if self.codec.shuffle != "none":
+            parts.append(f"shuffle={self.codec.shuffle}")
+        return " ".join(parts)
+
+
+def parse_settings(text: str) -> dict[str, Any]:
+    """``"chunks=1x256x256 codec=zstd level=3"`` as a settings mapping."""
+    settings: dict[str, Any] = {}
+    for item in text.replace(",", " ").split():
+        key, sep, value = item.partition("=")
+        if not sep or key not in SETTING_KEYS:
+            allowed = ", ".join(SETTING_KEYS)
+            raise UsageError(f"--settings: {item!r} is not KEY=VALUE with KEY one of {allowed}")
+        if key == "chunks":
+            try:
+                settings[key] = parse_chunk_label(value)
+            except ValueError as err:
+                raise UsageError(f"--settings: chunks={value!r} is not AxBxC") from err
+        elif key == "level":
+            try:
+                settings[key] = int(value)
+            except ValueError as err:
+                raise UsageError(f"--settings: level={value!r} is not an integer") from err
+        else:
+            settings[key] = value
+    return settings
+
+
+def layout_of(
+    settings: Mapping[str, Any], *, dims: Sequence[str] = (), backend: str | None = None
+) -> Layout:
+    """The :class:`Layout` of a recommendation's (or ``--settings``') mapping.
+
+    Raises
+    ------
+    UsageError
+        A setting that cannot be written (quantisation, an unknown codec or level).
+    """
+    chunks = settings.get("chunks", "auto")
+    if isinstance(chunks, str):
+        chunks = parse_chunk_label(chunks)
+    elif isinstance(chunks, Sequence):
+        chunks = tuple(int(c) for c in chunks)
+    try:
+        codec, _ = resolve(settings.get("codec") or "none", settings.get("level"),
+                           settings.get("shuffle"))
+    except (NotApplicable, ValueError, KeyError) as err:
+        raise UsageError(f"codec: {err}") from err
+    chosen = backend or settings.get("backend") or "netcdf4"
+    quantize = str(settings.get("quantize") or "none")
+    return Layout(str(chosen), chunks, codec, tuple(dims), quantize)
+
+
+def check_dtype(layout: Layout, dtype: Any, name: str) -> None:
+    """Refuse a configuration that does not apply to a variable's dtype."""
+    import numpy as np
+
+    kind = np.dtype(dtype).kind
+    if kind not in "biuf":
+        raise UsageError(
+            f"{name}: dtype {np.dtype(dtype)} cannot be converted (allowed: numbers)"
+        )
+    if layout.quantize != "none":
+        if kind != "f":
+            raise UsageError(
+                f"{name}: quantize {layout.quantize!r} does not apply to dtype "
+                f"{np.dtype(dtype)} (allowed: floating point)"
+            )
+        raise UsageError(f"{name}: quantize {layout.quantize!r} cannot be applied yet (lossless only)")
+    if layout.codec.info.family == "blosc" and np.dtype(dtype).itemsize > 255:
+        raise UsageError(f"{name}: blosc does not apply to items of {np.dtype(dtype).itemsize} B")
