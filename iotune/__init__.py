@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 if _TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
     from iotune.analysis.recommend import recommend
     from iotune.app.api import (
+        apply,
         from_darshan,
         load_spec,
         run,
@@ -56,6 +57,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
     from iotune.views.widgets import explore
 
 _API = {
+    "apply": "iotune.app.api",
     "load_spec": "iotune.app.api",
     "make_plan": "iotune.runner.plan",
     "run": "iotune.app.api",
@@ -119,6 +121,7 @@ __all__ = [
     "UserCodeError",
     "VerificationError",
     "__version__",
+    "apply",
     "explore",
     "from_darshan",
     "load_spec",

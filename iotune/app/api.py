@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iotune.app.apply import ApplyReport, apply, apply_with
 from iotune.app.darshan import from_darshan, write_darshan_spec
 from iotune.app.grid import run_out, run_with
 from iotune.app.tuning import search_overrides, tune_out, tune_with
@@ -40,9 +41,12 @@ if TYPE_CHECKING:
     import xarray as xr
 
 __all__ = [
+    "ApplyReport",
     "Objective",
     "RunOptions",
     "any_failed",
+    "apply",
+    "apply_with",
     "backends_info",
     "backends_text",
     "best_text",

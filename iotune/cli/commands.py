@@ -191,6 +191,32 @@ def recommend(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def apply(args: argparse.Namespace) -> int:
+    from iotune.app import api
+    from iotune.app.stopping import stop_on_signals
+    from iotune.cli import actions
+    from iotune.core.errors import UsageError
+
+    wanted = 1 if args.settings else 2
+    if len(args.inputs) != wanted:
+        shape = "SOURCE with --settings" if args.settings else "RESULTS SOURCE"
+        raise UsageError(f"apply: give {shape}, not {len(args.inputs)} paths")
+    results = None if args.settings else args.inputs[0]
+    names = [n for n in (args.variables or "").split(",") if n] or None
+    with stop_on_signals():  # SIGTERM unwinds like Ctrl-C: the partial target stays resumable
+        report = api.apply_with(
+            results, args.inputs[-1], args.out,
+            objective=None if args.settings else actions.objective_of(args),
+            settings=args.settings, variables=names, max_mem=args.max_mem,
+            verify=args.verify, resume=args.resume, overwrite=args.overwrite,
+        )
+    if args.format == "json":
+        _emit(report.to_dict())
+    else:
+        print(report.text())
+    return EXIT_OK
+
+
 def _store_options(args: argparse.Namespace) -> None:
     """Refuse options of the other kind of storage than the command measures or cleans."""
     from iotune.core.errors import UsageError
@@ -287,6 +313,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "show": show,
     "plot": plot,
     "recommend": recommend,
+    "apply": apply,
     "calibrate": calibrate,
     "darshan": darshan,
     "backends": backends,

@@ -43,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     _run_parser(sub)
     _tune_parser(sub)
     _results_commands(sub)
+    _apply_parser(sub)
     _other_commands(sub)
     return parser
 
@@ -137,6 +138,25 @@ def _tune_parser(sub: Any) -> None:
     )
     p.add_argument("--seed", type=int, help="the search's seed")
     p.add_argument("--parallel", type=int, help="trials asked at once")
+
+
+def _apply_parser(sub: Any) -> None:
+    p = _command(sub, "apply", "rewrite a dataset with the recommended (or given) settings")
+    p.add_argument(
+        "inputs", nargs="+", metavar="[RESULTS] SOURCE",
+        help="results.nc (not with --settings) and the netCDF/HDF5 file or Zarr store",
+    )
+    p.add_argument("-o", "--out", type=Path, required=True, help="the target file or store")
+    _objective(p)
+    p.add_argument("--settings", help='the configuration instead: "chunks=1x256x256 codec=zstd"')
+    p.add_argument("--variables", help="comma-separated variables to convert (default: "
+                   "those with the workload's dimensions)")
+    p.add_argument("--max-mem", default="1GiB", help="memory the conversion may use (1GiB)")
+    p.add_argument("--verify", choices=("full", "sample", "none"), default="sample",
+                   help="compare the target with the source (default sample)")
+    p.add_argument("--resume", action="store_true", help="finish an interrupted conversion")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing target")
+    _format(p)
 
 
 def _results_commands(sub: Any) -> None:
@@ -284,4 +304,6 @@ def _kept(command: str) -> str:
     """What an interrupted command leaves: a calibration nothing, a sweep its finished trials."""
     if command == "calibrate":
         return "nothing was measured or cached, and its scratch files or objects are removed"
+    if command == "apply":
+        return "finished regions are kept in the partial target, rerun with --resume"
     return "finished trials are kept, rerun with --resume"
