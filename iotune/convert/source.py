@@ -145,8 +145,8 @@ def own_encoding(var: xr.Variable) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if chunks == "contiguous":
         out["contiguous"] = True
-    else:
-        out["chunksizes"] = chunks
+    else:  # a Zarr source's chunks may pass the array's end; netCDF's may not
+        out["chunksizes"] = tuple(max(1, min(c, n or c)) for c, n in zip(chunks, var.shape, strict=True))
     for name in ("zstd", "bzip2", "zlib"):
         if enc.get(name):
             out["compression"] = name
