@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("results", ("iotune.results",)),
     ("search", ("iotune.search",)),
     ("analysis", ("iotune.analysis",)),
+    ("convert", ("iotune.convert",)),
     ("views", ("iotune.plot", "iotune.views")),
     ("application", ("iotune.app",)),
     ("command line", ("iotune.cli",)),

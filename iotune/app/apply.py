@@ -94,8 +94,16 @@ def apply(
             min_digits=min_digits,
         )
     return apply_with(
-        results, source, target, objective=goal, settings=settings, variables=variables,
-        max_mem=max_mem, verify=verify, resume=resume, overwrite=overwrite,
+        results,
+        source,
+        target,
+        objective=goal,
+        settings=settings,
+        variables=variables,
+        max_mem=max_mem,
+        verify=verify,
+        resume=resume,
+        overwrite=overwrite,
     )
 
 
@@ -119,7 +127,12 @@ def apply_with(
     except ValueError as err:
         raise UsageError(f"--max-mem: {max_mem!r} is not a size like 1GiB") from err
     job = prepare(
-        source, target, layout, variables=variables, max_mem=limit, resume=resume,
+        source,
+        target,
+        layout,
+        variables=variables,
+        max_mem=limit,
+        resume=resume,
         overwrite=overwrite,
     )
     return convert(job, resume=resume, overwrite=overwrite, verify_mode=verify)

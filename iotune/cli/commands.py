@@ -201,14 +201,23 @@ def apply(args: argparse.Namespace) -> int:
     if len(args.inputs) != wanted:
         shape = "SOURCE with --settings" if args.settings else "RESULTS SOURCE"
         raise UsageError(f"apply: give {shape}, not {len(args.inputs)} paths")
+    given = [name for name in actions.OBJECTIVE_OPTIONS if getattr(args, name) is not None]
+    if args.settings and given:
+        raise UsageError(f"--{given[0].replace('_', '-')}: not with --settings (nothing to rank)")
     results = None if args.settings else args.inputs[0]
     names = [n for n in (args.variables or "").split(",") if n] or None
     with stop_on_signals():  # SIGTERM unwinds like Ctrl-C: the partial target stays resumable
         report = api.apply_with(
-            results, args.inputs[-1], args.out,
+            results,
+            args.inputs[-1],
+            args.out,
             objective=None if args.settings else actions.objective_of(args),
-            settings=args.settings, variables=names, max_mem=args.max_mem,
-            verify=args.verify, resume=args.resume, overwrite=args.overwrite,
+            settings=args.settings,
+            variables=names,
+            max_mem=args.max_mem,
+            verify=args.verify,
+            resume=args.resume,
+            overwrite=args.overwrite,
         )
     if args.format == "json":
         _emit(report.to_dict())

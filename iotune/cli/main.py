@@ -143,17 +143,25 @@ def _tune_parser(sub: Any) -> None:
 def _apply_parser(sub: Any) -> None:
     p = _command(sub, "apply", "rewrite a dataset with the recommended (or given) settings")
     p.add_argument(
-        "inputs", nargs="+", metavar="[RESULTS] SOURCE",
+        "inputs",
+        nargs="+",
+        metavar="[RESULTS] SOURCE",
         help="results.nc (not with --settings) and the netCDF/HDF5 file or Zarr store",
     )
     p.add_argument("-o", "--out", type=Path, required=True, help="the target file or store")
     _objective(p)
     p.add_argument("--settings", help='the configuration instead: "chunks=1x256x256 codec=zstd"')
-    p.add_argument("--variables", help="comma-separated variables to convert (default: "
-                   "those with the workload's dimensions)")
+    p.add_argument(
+        "--variables",
+        help="comma-separated variables to convert (default: those with the workload's dimensions)",
+    )
     p.add_argument("--max-mem", default="1GiB", help="memory the conversion may use (1GiB)")
-    p.add_argument("--verify", choices=("full", "sample", "none"), default="sample",
-                   help="compare the target with the source (default sample)")
+    p.add_argument(
+        "--verify",
+        choices=("full", "sample", "none"),
+        default="sample",
+        help="compare the target with the source (default sample)",
+    )
     p.add_argument("--resume", action="store_true", help="finish an interrupted conversion")
     p.add_argument("--overwrite", action="store_true", help="replace an existing target")
     _format(p)

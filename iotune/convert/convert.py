@@ -117,9 +117,7 @@ def _job(
     region_dim = str(ds[converted[0]].dims[0])
     by_region = {str(n) for n, v in ds.variables.items() if v.ndim and v.dims[0] == region_dim}
     whole = [str(n) for n in ds.variables if n not in by_region]
-    row_bytes = sum(
-        ds[n].dtype.itemsize * math.prod(ds[n].shape[1:]) for n in by_region
-    )
+    row_bytes = sum(ds[n].dtype.itemsize * math.prod(ds[n].shape[1:]) for n in by_region)
     first = layout.chunks_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
     chunk = first[0] if isinstance(first, tuple) else 1
     regions = plan_regions(
@@ -140,7 +138,9 @@ def _room(job: Job, *, kept: int) -> None:
         )
 
 
-def convert(job: Job, *, resume: bool = False, overwrite: bool = False, verify_mode: str = "sample") -> ApplyReport:
+def convert(
+    job: Job, *, resume: bool = False, overwrite: bool = False, verify_mode: str = "sample"
+) -> ApplyReport:
     """Write, verify and rename a prepared :class:`Job`; return what changed.
 
     Raises
@@ -160,19 +160,34 @@ def convert(job: Job, *, resume: bool = False, overwrite: bool = False, verify_m
     try:
         _write(job, target, journal)
         checked = verify(
-            job.source, target.read, by_region=sorted(job.by_region), whole=job.whole,
-            regions=job.regions, region_dim=job.region_dim, mode=verify_mode,
+            job.source,
+            target.read,
+            by_region=sorted(job.by_region),
+            whole=job.whole,
+            regions=job.regions,
+            region_dim=job.region_dim,
+            mode=verify_mode,
         )
         storage = {name: target.storage(name) for name in job.converted}
     finally:
         target.close()
     before = job.source.nbytes()
     _remove(job.target)
-    os.replace(job.partial, job.target)
+    job.partial.replace(job.target)
     job.source.close()
     return describe(
-        job, storage=storage, before=before, after=disk_bytes(job.target), skipped=skipped,
-        checked=checked, verify_mode=verify_mode, seconds=time.monotonic() - began,
+        job.source,
+        job.target,
+        settings=job.layout.text(),
+        converted=job.converted,
+        regions=len(job.regions),
+        storage=storage,
+        before=before,
+        after=disk_bytes(job.target),
+        skipped=skipped,
+        checked=checked,
+        verify_mode=verify_mode,
+        seconds=time.monotonic() - began,
     )
 
 
@@ -181,8 +196,12 @@ def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget:
         if fresh:
             _remove(job.partial)
             return ZarrTarget.create(
-                job.partial, job.source, job.layout, job.converted,
-                by_region=job.by_region, region_dim=job.region_dim,
+                job.partial,
+                job.source,
+                job.layout,
+                job.converted,
+                by_region=job.by_region,
+                region_dim=job.region_dim,
             )
         return ZarrTarget(job.partial, job.source, job.by_region, job.region_dim)
     if fresh:

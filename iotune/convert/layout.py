@@ -122,8 +122,9 @@ def layout_of(
     elif isinstance(chunks, Sequence):
         chunks = tuple(int(c) for c in chunks)
     try:
-        codec, _ = resolve(settings.get("codec") or "none", settings.get("level"),
-                           settings.get("shuffle"))
+        codec, _ = resolve(
+            settings.get("codec") or "none", settings.get("level"), settings.get("shuffle")
+        )
     except (NotApplicable, ValueError, KeyError) as err:
         raise UsageError(f"codec: {err}") from err
     chosen = backend or settings.get("backend") or "netcdf4"
@@ -137,15 +138,15 @@ def check_dtype(layout: Layout, dtype: Any, name: str) -> None:
 
     kind = np.dtype(dtype).kind
     if kind not in "biuf":
-        raise UsageError(
-            f"{name}: dtype {np.dtype(dtype)} cannot be converted (allowed: numbers)"
-        )
+        raise UsageError(f"{name}: dtype {np.dtype(dtype)} cannot be converted (allowed: numbers)")
     if layout.quantize != "none":
         if kind != "f":
             raise UsageError(
                 f"{name}: quantize {layout.quantize!r} does not apply to dtype "
                 f"{np.dtype(dtype)} (allowed: floating point)"
             )
-        raise UsageError(f"{name}: quantize {layout.quantize!r} cannot be applied yet (lossless only)")
+        raise UsageError(
+            f"{name}: quantize {layout.quantize!r} cannot be applied yet (lossless only)"
+        )
     if layout.codec.info.family == "blosc" and np.dtype(dtype).itemsize > 255:
         raise UsageError(f"{name}: blosc does not apply to items of {np.dtype(dtype).itemsize} B")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from iotune.model.codecs import netcdf4_encoding
 class NetcdfTarget:
     """The partial target file at ``path``, created or reopened for appending."""
 
-    def __init__(self, path: Path, *, mode: str) -> None:
+    def __init__(self, path: Path, *, mode: Literal["w", "a"]) -> None:
         import netCDF4
 
         self.path = path
@@ -31,7 +31,13 @@ class NetcdfTarget:
 
     @classmethod
     def create(
-        cls, path: Path, source: Source, layout: Layout, converted: Sequence[str], *, by_region: set[str]
+        cls,
+        path: Path,
+        source: Source,
+        layout: Layout,
+        converted: Sequence[str],
+        *,
+        by_region: set[str],
     ) -> NetcdfTarget:
         """Dimensions, variables and attributes; variables not written by region are copied."""
         target = cls(path, mode="w")
@@ -45,7 +51,7 @@ class NetcdfTarget:
             attrs = dict(var.attrs)
             fill = attrs.pop("_FillValue", None)
             made = nc.createVariable(
-                str(name), var.dtype, tuple(map(str, var.dims)), fill_value=fill, **keywords
+                str(name), var.dtype.newbyteorder("="), tuple(map(str, var.dims)), fill_value=fill, **keywords
             )
             made.set_auto_maskandscale(False)
             made.setncatts(attrs)

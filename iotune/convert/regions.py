@@ -28,9 +28,7 @@ class Region:
     stop: int
 
 
-def plan_regions(
-    length: int, *, row_bytes: int, chunk: int, max_mem: int
-) -> list[Region]:
+def plan_regions(length: int, *, row_bytes: int, chunk: int, max_mem: int) -> list[Region]:
     """Cut ``length`` rows of ``row_bytes`` each into regions that fit ``max_mem``.
 
     Parameters
@@ -54,7 +52,8 @@ def plan_regions(
     if need > max_mem:
         raise UsageError(
             f"--max-mem {format_size(max_mem)}: one row of target chunks needs "
-            f"{format_size(need)}; raise --max-mem or choose smaller chunks along the first dimension"
+            f"{format_size(need)}; raise --max-mem or choose smaller chunks along the "
+            "first dimension"
         )
     rows = max(chunk, (max_mem // (COPIES * max(row_bytes, 1))) // chunk * chunk)
     return [

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
-from iotune.convert.source import source_chunks, source_codec
+from iotune.convert.source import Source, source_chunks, source_codec
 from iotune.core.units import chunk_label, format_size
-
-if TYPE_CHECKING:
-    from iotune.convert.convert import Job
 
 
 @dataclass
@@ -44,14 +42,20 @@ class ApplyReport:
             f"{format_size(self.bytes_after, exact=False)} ({ratio:.2f}x)"
         )
         resumed = f", {self.regions_skipped} already written" if self.regions_skipped else ""
-        lines.append(f"  {self.regions} regions{resumed}; verify {self.verify}: "
-                     f"{self.regions_verified} regions equal; {self.seconds:.1f} s")
+        lines.append(
+            f"  {self.regions} regions{resumed}; verify {self.verify}: "
+            f"{self.regions_verified} regions equal; {self.seconds:.1f} s"
+        )
         return "\n".join(lines)
 
 
 def describe(
-    job: Job,
+    source: Source,
+    target: Path,
     *,
+    settings: str,
+    converted: list[str],
+    regions: int,
     storage: dict[str, tuple[Any, Any]],
     before: int,
     after: int,
@@ -60,10 +64,10 @@ def describe(
     verify_mode: str,
     seconds: float,
 ) -> ApplyReport:
-    """The :class:`ApplyReport` of a finished job; ``storage`` as the target reports it."""
+    """The :class:`ApplyReport` of a finished conversion; ``storage`` as the target reports it."""
     variables = []
-    for name in job.converted:
-        var = job.source.ds[name].variable
+    for name in converted:
+        var = source.ds[name].variable
         chunks, codec = storage[name]
         variables.append(
             {
@@ -75,13 +79,13 @@ def describe(
             }
         )
     return ApplyReport(
-        source=str(job.source.path),
-        target=str(job.target),
-        settings=job.layout.text(),
+        source=str(source.path),
+        target=str(target),
+        settings=settings,
         variables=variables,
         bytes_before=before,
         bytes_after=after,
-        regions=len(job.regions),
+        regions=regions,
         regions_skipped=skipped,
         verify=verify_mode,
         regions_verified=checked,

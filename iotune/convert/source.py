@@ -63,12 +63,14 @@ def open_source(path: str | os.PathLike[str]) -> Source:
         raise UsageError(f"source {where}: no such file or directory")
     try:
         if is_zarr(where):
-            ds = xr.open_zarr(where, decode_cf=False, chunks=None, consolidated=None)
+            ds = xr.open_zarr(where, decode_cf=False, chunks=None, consolidated=False)
             return Source(where, "zarr", ds)
         ds = xr.open_dataset(where, engine="netcdf4", decode_cf=False)
     except Exception as err:  # each library says "unreadable" its own way
         why = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise UsageError(f"source {where}: not a readable netCDF, HDF5 or Zarr source ({why})") from err
+        raise UsageError(
+            f"source {where}: not a readable netCDF, HDF5 or Zarr source ({why})"
+        ) from err
     unlimited = tuple(ds.encoding.get("unlimited_dims") or ())
     return Source(where, "netcdf", ds, unlimited)
 
@@ -143,10 +145,12 @@ def own_encoding(var: xr.Variable) -> dict[str, Any]:
     enc = var.encoding
     chunks = source_chunks(var)
     out: dict[str, Any] = {}
-    if chunks == "contiguous":
+    if isinstance(chunks, str):
         out["contiguous"] = True
     else:  # a Zarr source's chunks may pass the array's end; netCDF's may not
-        out["chunksizes"] = tuple(max(1, min(c, n or c)) for c, n in zip(chunks, var.shape, strict=True))
+        out["chunksizes"] = tuple(
+            max(1, min(c, n or c)) for c, n in zip(chunks, var.shape, strict=True)
+        )
     for name in ("zstd", "bzip2", "zlib"):
         if enc.get(name):
             out["compression"] = name

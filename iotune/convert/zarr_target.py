@@ -32,7 +32,14 @@ class ZarrTarget:
 
     @classmethod
     def create(
-        cls, path: Path, source: Source, layout: Layout, converted: Sequence[str], *, by_region: set[str], region_dim: str
+        cls,
+        path: Path,
+        source: Source,
+        layout: Layout,
+        converted: Sequence[str],
+        *,
+        by_region: set[str],
+        region_dim: str,
     ) -> ZarrTarget:
         ds = source.ds.copy()
         encoding: dict[str, dict[str, Any]] = {}
@@ -57,8 +64,13 @@ class ZarrTarget:
             if name not in ds.indexes:
                 ds[name] = ds[name].chunk()
         ds.to_zarr(
-            path, mode="w", compute=False, encoding=encoding, zarr_format=3,
-            consolidated=False, safe_chunks=False,
+            path,
+            mode="w",
+            compute=False,
+            encoding=encoding,
+            zarr_format=3,
+            consolidated=False,
+            safe_chunks=False,
         )
         return cls(path, source, by_region, region_dim)
 

@@ -55,8 +55,9 @@ def test_the_recommendation_is_written(sweep, tmp_path: Path) -> None:
 def run_cli(*args: str, delay: float = 0.0) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "IOTUNE_APPLY_REGION_DELAY": str(delay)}
     command = [sys.executable, "-W", "ignore", "-m", "iotune", "apply", *args]
-    return subprocess.Popen(command, env=env, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        command, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
 
 
 def written(journal: Path) -> list[int]:
@@ -114,7 +115,13 @@ def test_bad_inputs_exit_2_with_one_line_and_nothing_created(
         [str(results), str(other), "-o", str(tmp_path / "b.nc")],
         [str(results), str(source), "-o", str(tmp_path / "taken.nc")],
         ["--settings", "chunks=4x4x4 quantize=bitround", str(source), "-o", str(tmp_path / "c.nc")],
-        ["--settings", "chunks=4x4x4 codec=zstd shuffle=byte", str(source), "-o", str(tmp_path / "d.nc")],
+        [
+            "--settings",
+            "chunks=4x4x4 codec=zstd shuffle=byte",
+            str(source),
+            "-o",
+            str(tmp_path / "d.nc"),
+        ],
         [str(results), str(source), "-o", str(tmp_path / "e.nc"), "--max-mem", "1KB"],
     ]
     before = listing(tmp_path)

@@ -19,7 +19,9 @@ def make_cf_source(path: Path, *, time: int = 40, y: int = 32, x: int = 24) -> P
         nc.createDimension("x", x)
         nc.createDimension("nv", 2)
         tv = nc.createVariable("time", "f8", ("time",))
-        tv.setncatts({"units": "days since 2000-01-01", "calendar": "noleap", "bounds": "time_bnds"})
+        tv.setncatts(
+            {"units": "days since 2000-01-01", "calendar": "noleap", "bounds": "time_bnds"}
+        )
         tv[:] = np.arange(time)
         bounds = nc.createVariable("time_bnds", "f8", ("time", "nv"))
         bounds[:] = np.stack([np.arange(time), np.arange(time) + 1], axis=1)
@@ -30,7 +32,12 @@ def make_cf_source(path: Path, *, time: int = 40, y: int = 32, x: int = 24) -> P
         xv.units = "degrees_east"
         xv[:] = np.linspace(0, 350, x)
         tas = nc.createVariable(
-            "tas", "i2", ("time", "y", "x"), chunksizes=(1, y, x), zlib=True, complevel=1,
+            "tas",
+            "i2",
+            ("time", "y", "x"),
+            chunksizes=(1, y, x),
+            zlib=True,
+            complevel=1,
             fill_value=-999,
         )
         tas.setncatts({"scale_factor": 0.01, "add_offset": 273.15, "units": "K"})

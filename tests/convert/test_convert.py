@@ -32,8 +32,9 @@ def assert_same_data(source: Path, target: Path) -> None:
     for name, var in before.variables.items():
         for key in CF_KEYS:
             assert var.encoding.get(key) == after[name].encoding.get(key), (name, key)
-    packed = xr.open_dataset(target, decode_cf=False, engine="zarr" if target.suffix == ".zarr"
-                             else "netcdf4")
+    packed = xr.open_dataset(
+        target, decode_cf=False, engine="zarr" if target.suffix == ".zarr" else "netcdf4"
+    )
     assert packed["tas"].dtype == np.int16  # the stored values, not the decoded ones
     assert int(packed["tas"][0, 0, 0]) == -999
 

@@ -13,8 +13,15 @@ from iotune.core.errors import UsageError
 
 def test_regions_are_whole_chunks_within_memory() -> None:
     regions = plan_regions(100, row_bytes=1000, chunk=8, max_mem=COPIES * 1000 * 20)
-    assert [(r.start, r.stop) for r in regions] == [(0, 16), (16, 32), (32, 48), (48, 64),
-                                                    (64, 80), (80, 96), (96, 100)]
+    assert [(r.start, r.stop) for r in regions] == [
+        (0, 16),
+        (16, 32),
+        (32, 48),
+        (48, 64),
+        (64, 80),
+        (80, 96),
+        (96, 100),
+    ]
     assert [r.index for r in regions] == list(range(7))
 
 
