@@ -51,7 +51,11 @@ class NetcdfTarget:
             attrs = dict(var.attrs)
             fill = attrs.pop("_FillValue", None)
             made = nc.createVariable(
-                str(name), var.dtype.newbyteorder("="), tuple(map(str, var.dims)), fill_value=fill, **keywords
+                str(name),
+                var.dtype.newbyteorder("="),
+                tuple(map(str, var.dims)),
+                fill_value=fill,
+                **keywords,
             )
             made.set_auto_maskandscale(False)
             made.setncatts(attrs)

@@ -131,3 +131,21 @@ def test_bad_inputs_exit_2_with_one_line_and_nothing_created(
         assert len(err.strip().splitlines()) == 1, err
         assert listing(tmp_path) == before
     assert (tmp_path / "taken.nc").read_text() == "mine"
+
+
+def test_sigterm_stops_and_leaves_the_partial_target_resumable(tmp_path: Path) -> None:
+    source = make_cf_source(tmp_path / "source.nc", time=64)
+    target = tmp_path / "out.nc"
+    options = ["--settings", "chunks=4x8x8", "--max-mem", "60KB", str(source), "-o", str(target)]
+    running = run_cli(*options, delay=0.3)
+    journal = target.with_name(target.name + ".iotune-journal")
+    deadline = time.monotonic() + 60
+    while len(written(journal)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    running.send_signal(signal.SIGTERM)
+    assert running.wait(10) == 143
+    assert "rerun with --resume" in running.stderr.read()  # type: ignore[union-attr]
+    assert not target.exists()
+    again = run_cli(*options, "--resume")
+    assert again.wait(60) == 0, again.stderr.read()  # type: ignore[union-attr]
+    assert_same_data(source, target)
