@@ -9,6 +9,7 @@ journal stays beside the target as the record of what was written.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import shutil
@@ -29,6 +30,7 @@ from iotune.convert.zarr_target import ZarrTarget
 from iotune.core.errors import UsageError
 from iotune.core.units import format_size
 
+logger = logging.getLogger(__name__)
 #: test hook: seconds to sleep after each region, so a test can kill a conversion half-way
 DELAY_ENV = "IOTUNE_APPLY_REGION_DELAY"
 DEFAULT_MAX_MEM = 2**30
@@ -155,7 +157,12 @@ def convert(
         _remove(job.partial)
     again = resume and job.partial.exists() and job.journal.exists()
     journal = RegionJournal(job.journal, job=job.describe(), resume=again)
-    target = _open(job, fresh=not journal.done)
+    try:
+        target = _open(job, fresh=not journal.done)
+    except OSError as err:  # the partial file was torn by the crash: start again
+        logger.warning("%s cannot be reopened (%s): writing every region again", job.partial, err)
+        journal = RegionJournal(job.journal, job=job.describe(), resume=False)
+        target = _open(job, fresh=True)
     skipped = len(journal.done)
     try:
         _write(job, target, journal)

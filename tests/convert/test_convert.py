@@ -117,3 +117,15 @@ def test_a_zarr_source_converts_to_netcdf(cf_source: Path, tmp_path: Path) -> No
     target = tmp_path / "out.nc"
     convert(prepare(middle, target, Layout("netcdf4", (40, 4, 4), Codec("zlib", 1), DIMS)))
     assert_same_data(cf_source, target)
+
+
+def test_a_torn_partial_file_is_written_again(cf_source: Path, tmp_path: Path) -> None:
+    from iotune.convert.journal import RegionJournal
+
+    target = tmp_path / "out.nc"
+    job = prepare(cf_source, target, layout_of({"chunks": "4x8x8"}, dims=DIMS), max_mem=60_000)
+    RegionJournal(job.journal, job=job.describe(), resume=False).written(0, 0, 4)
+    job.partial.write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(100))  # what a crash may leave
+    report = convert(job, resume=True, verify_mode="full")
+    assert report.regions_skipped == 0
+    assert_same_data(cf_source, target)
