@@ -121,7 +121,9 @@ def _job(
     whole = [str(n) for n in ds.variables if n not in by_region]
     row_bytes = sum(ds[n].dtype.itemsize * math.prod(ds[n].shape[1:]) for n in by_region)
     first = layout.chunks_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
-    chunk = first[0] if isinstance(first, tuple) else 1
+    shards = layout.shards_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
+    # a region holds whole shards: a shard written by two regions is rewritten twice
+    chunk = shards[0] if shards else first[0] if isinstance(first, tuple) else 1
     regions = plan_regions(
         int(ds.sizes[region_dim]), row_bytes=row_bytes, chunk=chunk, max_mem=max_mem
     )

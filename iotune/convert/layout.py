@@ -17,7 +17,7 @@ from iotune.model.codecs import Codec, netcdf4_encoding, resolve
 #: the target formats a conversion writes, by the backend a sweep measured
 FORMATS = ("netcdf4", "zarr")
 #: --settings keys
-SETTING_KEYS = ("backend", "chunks", "codec", "level", "shuffle", "quantize")
+SETTING_KEYS = ("backend", "chunks", "codec", "level", "shuffle", "quantize", "shards")
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,8 @@ class Layout:
     dims: tuple[str, ...] = ()
     #: a lossy quantisation the recommendation holds: refused for now (see check_dtype)
     quantize: str = "none"
+    #: Zarr shards (a multiple of ``chunks`` along every dimension), None for none
+    shards: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in FORMATS:
@@ -51,11 +53,37 @@ class Layout:
                 )
         if self.backend == "zarr" and self.chunks == "contiguous":
             raise UsageError("chunks: contiguous does not apply to zarr (allowed: auto or AxBxC)")
+        if self.shards is not None:
+            self._check_shards(self.shards)
         if self.backend == "netcdf4":
             try:
                 netcdf4_encoding(self.codec)
             except NotApplicable as err:
                 raise UsageError(f"codec: {err}") from err
+
+    def _check_shards(self, shards: tuple[int, ...]) -> None:
+        if self.backend != "zarr":
+            raise UsageError(f"shards: {chunk_label(shards)} apply to zarr only")
+        if not isinstance(self.chunks, tuple) or len(shards) != len(self.chunks):
+            raise UsageError(
+                f"shards: {chunk_label(shards)} need chunks of as many lengths, "
+                f"not {chunk_label(self.chunks)}"
+            )
+        if any(s % c for s, c in zip(shards, self.chunks, strict=True)):
+            raise UsageError(
+                f"shards: {chunk_label(shards)} is not a multiple of the chunks "
+                f"{chunk_label(self.chunks)} along every dimension"
+            )
+
+    def shards_for(self, dims: Sequence[str], shape: Sequence[int]) -> tuple[int, ...] | None:
+        """The shard shape of a variable: no longer than the whole chunks that cover it."""
+        if self.shards is None or isinstance(self.chunks, str):
+            return None
+        chunks = self.chunks_for(dims, shape)
+        assert isinstance(chunks, tuple)  # explicit chunks: checked at construction
+        return tuple(
+            min(s, -(-n // c) * c) for c, s, n in zip(chunks, self.shards, shape, strict=True)
+        )
 
     def chunks_for(self, dims: Sequence[str], shape: Sequence[int]) -> tuple[int, ...] | str:
         """The chunk lengths of a variable of ``dims`` and ``shape``, clipped to its shape."""
@@ -80,6 +108,8 @@ class Layout:
             parts.append(f"level={self.codec.level}")
         if self.codec.shuffle != "none":
             parts.append(f"shuffle={self.codec.shuffle}")
+        if self.shards is not None:
+            parts.append(f"shards={chunk_label(self.shards)}")
         return " ".join(parts)
 
 
@@ -91,11 +121,11 @@ def parse_settings(text: str) -> dict[str, Any]:
         if not sep or key not in SETTING_KEYS:
             allowed = ", ".join(SETTING_KEYS)
             raise UsageError(f"--settings: {item!r} is not KEY=VALUE with KEY one of {allowed}")
-        if key == "chunks":
+        if key in ("chunks", "shards"):
             try:
                 settings[key] = parse_chunk_label(value)
             except ValueError as err:
-                raise UsageError(f"--settings: chunks={value!r} is not AxBxC") from err
+                raise UsageError(f"--settings: {key}={value!r} is not AxBxC") from err
         elif key == "level":
             try:
                 settings[key] = int(value)
@@ -129,7 +159,13 @@ def layout_of(
         raise UsageError(f"codec: {err}") from err
     chosen = backend or settings.get("backend") or "netcdf4"
     quantize = str(settings.get("quantize") or "none")
-    return Layout(str(chosen), chunks, codec, tuple(dims), quantize)
+    shards = settings.get("shards")
+    if isinstance(shards, str):
+        shards = None if shards == "none" else parse_chunk_label(shards)
+    if isinstance(shards, str):
+        raise UsageError(f"shards: {shards!r}; allowed: none or AxBxC")
+    found = None if shards is None else tuple(int(n) for n in shards)
+    return Layout(str(chosen), chunks, codec, tuple(dims), quantize, found)
 
 
 def check_dtype(layout: Layout, dtype: Any, name: str) -> None:

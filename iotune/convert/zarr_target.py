@@ -53,6 +53,9 @@ class ZarrTarget:
                 encoding[str(name)] = {"compressors": compressors}
                 if isinstance(chunks, tuple):
                     encoding[str(name)]["chunks"] = chunks
+                shards = layout.shards_for(tuple(map(str, var.dims)), var.shape)
+                if shards is not None:
+                    encoding[str(name)]["shards"] = shards
             else:
                 own = source_chunks(var)
                 if isinstance(own, tuple):
@@ -101,4 +104,6 @@ class ZarrTarget:
         import zarr
 
         array = zarr.open_array(self.path / name, mode="r")
-        return tuple(array.chunks), [type(c).__name__ for c in array.compressors]
+        shards = f" in shards of {'x'.join(map(str, array.shards))}" if array.shards else ""
+        codecs = "+".join(type(c).__name__ for c in array.compressors) or "none"
+        return tuple(array.chunks), [codecs + shards]

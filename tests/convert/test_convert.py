@@ -129,3 +129,31 @@ def test_a_torn_partial_file_is_written_again(cf_source: Path, tmp_path: Path) -
     report = convert(job, resume=True, verify_mode="full")
     assert report.regions_skipped == 0
     assert_same_data(cf_source, target)
+
+
+def test_too_little_room_is_refused_before_writing(cf_source: Path, tmpfs) -> None:
+    small = tmpfs("64k")  # the uncompressed target needs about 200 KiB
+    with pytest.raises(UsageError, match="free"):
+        prepare(cf_source, small / "out.nc", layout_of({"chunks": "8x8x8"}, dims=DIMS))
+    assert list(small.iterdir()) == []
+
+
+def test_zarr_shards_are_written(cf_source: Path, tmp_path: Path) -> None:
+    import zarr
+
+    settings = {"backend": "zarr", "chunks": "8x8x8", "shards": "16x16x64", "codec": "zstd"}
+    target = tmp_path / "out.zarr"
+    job = prepare(cf_source, target, layout_of(settings, dims=DIMS), max_mem=200_000)
+    assert [(r.start, r.stop) for r in job.regions] == [(0, 16), (16, 32), (32, 40)]
+    report = convert(job, verify_mode="full")
+    assert_same_data(cf_source, target)
+    array = zarr.open_array(target / "tas", mode="r")
+    assert array.chunks == (8, 8, 8) and array.shards == (16, 16, 24)  # x: 3 chunks cover 24
+    assert report.variables[0]["codec_after"] == "ZstdCodec in shards of 16x16x24"
+
+
+def test_shards_must_hold_whole_chunks() -> None:
+    with pytest.raises(UsageError, match="not a multiple"):
+        layout_of({"backend": "zarr", "chunks": "8x8x8", "shards": "12x8x8"}, dims=DIMS)
+    with pytest.raises(UsageError, match="zarr only"):
+        layout_of({"chunks": "8x8x8", "shards": "16x8x8"}, dims=DIMS)
