@@ -8,6 +8,7 @@ the conversion.  Every check runs before anything is created.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ def apply(
     verify: str = "sample",
     resume: bool = False,
     overwrite: bool = False,
+    progress: bool = True,
 ) -> ApplyReport:
     """Convert ``source`` to ``target`` with a sweep's recommended settings.
 
@@ -70,6 +72,8 @@ def apply(
         Finish an interrupted conversion: regions in its journal are not written again.
     overwrite
         Replace an existing target (and discard an interrupted conversion).
+    progress
+        Show a progress bar in bytes on stderr.
 
     Returns
     -------
@@ -119,6 +123,7 @@ def apply_with(
     verify: str,
     resume: bool,
     overwrite: bool,
+    progress: bool = True,
 ) -> ApplyReport:
     """:func:`apply` with an :class:`Objective` made elsewhere (the command line's)."""
     layout = chosen_layout(results, objective=objective, settings=settings, target=Path(target))
@@ -135,7 +140,22 @@ def apply_with(
         resume=resume,
         overwrite=overwrite,
     )
-    return convert(job, resume=resume, overwrite=overwrite, verify_mode=verify)
+    if not progress:
+        return convert(job, resume=resume, overwrite=overwrite, verify_mode=verify)
+    from tqdm.auto import tqdm
+
+    with tqdm(
+        total=job.total_bytes,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        desc=job.target.name,
+    ) as bar:
+        return convert(
+            job, resume=resume, overwrite=overwrite, verify_mode=verify, on_bytes=bar.update
+        )
 
 
 def chosen_layout(

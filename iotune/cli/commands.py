@@ -218,6 +218,7 @@ def apply(args: argparse.Namespace) -> int:
             verify=args.verify,
             resume=args.resume,
             overwrite=args.overwrite,
+            progress=not args.no_progress,
         )
     if args.format == "json":
         _emit(report.to_dict())

@@ -164,6 +164,7 @@ def _apply_parser(sub: Any) -> None:
     )
     p.add_argument("--resume", action="store_true", help="finish an interrupted conversion")
     p.add_argument("--overwrite", action="store_true", help="replace an existing target")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     _format(p)
 
 

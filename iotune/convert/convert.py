@@ -14,7 +14,7 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,13 @@ class Job:
     whole: list[str]
     region_dim: str
     regions: list[Region]
+    #: bytes of one row of the region dimension over the variables written by region
+    row_bytes: int = 0
+
+    @property
+    def total_bytes(self) -> int:
+        """The bytes the regions write (the progress bar's total)."""
+        return sum(self.row_bytes * (r.stop - r.start) for r in self.regions)
 
     @property
     def partial(self) -> Path:
@@ -127,7 +134,7 @@ def _job(
     regions = plan_regions(
         int(ds.sizes[region_dim]), row_bytes=row_bytes, chunk=chunk, max_mem=max_mem
     )
-    return Job(source, target, layout, converted, by_region, whole, region_dim, regions)
+    return Job(source, target, layout, converted, by_region, whole, region_dim, regions, row_bytes)
 
 
 def _room(job: Job, *, kept: int) -> None:
@@ -143,9 +150,17 @@ def _room(job: Job, *, kept: int) -> None:
 
 
 def convert(
-    job: Job, *, resume: bool = False, overwrite: bool = False, verify_mode: str = "sample"
+    job: Job,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    verify_mode: str = "sample",
+    on_bytes: Callable[[int], None] | None = None,
 ) -> ApplyReport:
     """Write, verify and rename a prepared :class:`Job`; return what changed.
+
+    ``on_bytes`` is called with the bytes of each region as it is written, and first
+    with those of the regions an interrupted run wrote (a progress bar's updates).
 
     Raises
     ------
@@ -167,7 +182,15 @@ def convert(
         target = _open(job, fresh=True)
     skipped = len(journal.done)
     try:
-        _write(job, target, journal)
+        if on_bytes is not None:
+            on_bytes(
+                sum(
+                    job.row_bytes * (r.stop - r.start)
+                    for r in job.regions
+                    if r.index in journal.done
+                )
+            )
+        _write(job, target, journal, on_bytes)
         checked = verify(
             job.source,
             target.read,
@@ -221,7 +244,12 @@ def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget:
     return NetcdfTarget(job.partial, mode="a")
 
 
-def _write(job: Job, target: NetcdfTarget | ZarrTarget, journal: RegionJournal) -> None:
+def _write(
+    job: Job,
+    target: NetcdfTarget | ZarrTarget,
+    journal: RegionJournal,
+    on_bytes: Callable[[int], None] | None,
+) -> None:
     delay = float(os.environ.get(DELAY_ENV) or 0)
     for region in job.regions:
         if region.index in journal.done:
@@ -234,6 +262,8 @@ def _write(job: Job, target: NetcdfTarget | ZarrTarget, journal: RegionJournal) 
                 target.write(name, region.start, region.stop, job.source.ds[name].isel(rows).values)
             target.sync()
         journal.written(region.index, region.start, region.stop)
+        if on_bytes is not None:
+            on_bytes(job.row_bytes * (region.stop - region.start))
         if delay:
             time.sleep(delay)
 
