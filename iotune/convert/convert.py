@@ -22,7 +22,7 @@ from typing import Any
 from iotune.convert.journal import RegionJournal
 from iotune.convert.layout import Layout, check_dtype
 from iotune.convert.nc_target import NetcdfTarget
-from iotune.convert.regions import Region, plan_regions
+from iotune.convert.regions import COPIES, Region, plan_regions
 from iotune.convert.report import ApplyReport, describe
 from iotune.convert.source import Source, disk_bytes, open_source, select_variables
 from iotune.convert.verify import VERIFY_MODES, verify
@@ -126,6 +126,13 @@ def _job(
     region_dim = str(ds[converted[0]].dims[0])
     by_region = {str(n) for n, v in ds.variables.items() if v.ndim and v.dims[0] == region_dim}
     whole = [str(n) for n in ds.variables if n not in by_region]
+    for name in whole:  # copied in one piece: it must fit the limit on its own
+        if COPIES * ds[name].nbytes > max_mem:
+            raise UsageError(
+                f"--max-mem {format_size(max_mem)}: {name} ({', '.join(map(str, ds[name].dims))})"
+                f" does not start with {region_dim} and is copied whole, which needs "
+                f"{format_size(COPIES * ds[name].nbytes)}; raise --max-mem"
+            )
     row_bytes = sum(ds[n].dtype.itemsize * math.prod(ds[n].shape[1:]) for n in by_region)
     first = layout.chunks_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
     shards = layout.shards_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)

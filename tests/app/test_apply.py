@@ -21,9 +21,9 @@ from tests.convert.test_convert import assert_same_data
 SWEEP = {
     "version": 1,
     "name": "apply",
-    # large enough that a time series through map chunks reads 64 times the bytes
-    "workload": {"shape": {"time": 64, "y": 256, "x": 256}, "dtype": "int16"},
-    "parameters": {"chunks": [[64, 16, 16], [1, 256, 256]], "codec": ["none", "zlib"]},
+    # large enough that a time series through map chunks reads 16 times the bytes
+    "workload": {"shape": {"time": 64, "y": 128, "x": 128}, "dtype": "int16"},
+    "parameters": {"chunks": [[64, 16, 16], [1, 128, 128]], "codec": ["none", "zlib"]},
     "read": {"patterns": ["spatial", "timeseries"], "timeseries": {"pixels": 4}},
     "measure": {"repeats": 2},
 }
@@ -75,7 +75,7 @@ def test_kill_half_way_then_resume(tmp_path: Path, suffix: str) -> None:
     done = run_cli(*options, str(source), "-o", str(reference))
     assert done.wait(60) == 0, done.stderr.read()  # type: ignore[union-attr]
     journal = target.with_name(target.name + ".iotune-journal")
-    killed = run_cli(*options, str(source), "-o", str(target), delay=0.3)
+    killed = run_cli(*options, str(source), "-o", str(target), delay=0.15)
     deadline = time.monotonic() + 60
     while len(written(journal)) < 4 and time.monotonic() < deadline:
         time.sleep(0.05)
