@@ -54,7 +54,11 @@ class Job:
     @property
     def total_bytes(self) -> int:
         """The bytes the regions write (the progress bar's total)."""
-        return sum(self.row_bytes * (r.stop - r.start) for r in self.regions)
+        return sum(self.bytes_of(r) for r in self.regions)
+
+    def bytes_of(self, region: Region) -> int:
+        """The bytes one region writes."""
+        return self.row_bytes * (region.stop - region.start)
 
     @property
     def partial(self) -> Path:
@@ -177,43 +181,30 @@ def convert(
     if verify_mode not in VERIFY_MODES:
         raise UsageError(f"--verify: {verify_mode!r}; allowed: {', '.join(VERIFY_MODES)}")
     began = time.monotonic()
-    if overwrite and not resume:
-        _remove(job.partial)
-    again = resume and job.partial.exists() and job.journal.exists()
-    journal = RegionJournal(job.journal, job=job.describe(), resume=again)
     try:
-        target = _open(job, fresh=not journal.done)
-    except OSError as err:  # the partial file was torn by the crash: start again
-        logger.warning("%s cannot be reopened (%s): writing every region again", job.partial, err)
-        journal = RegionJournal(job.journal, job=job.describe(), resume=False)
-        target = _open(job, fresh=True)
-    skipped = len(journal.done)
-    try:
-        if on_bytes is not None:
-            on_bytes(
-                sum(
-                    job.row_bytes * (r.stop - r.start)
-                    for r in job.regions
-                    if r.index in journal.done
-                )
+        journal, target = _start(job, resume=resume, overwrite=overwrite)
+        skipped = len(journal.done)
+        try:
+            if on_bytes is not None:
+                on_bytes(sum(job.bytes_of(r) for r in job.regions if r.index in journal.done))
+            _write(job, target, journal, on_bytes)
+            checked = verify(
+                job.source,
+                target.read,
+                by_region=sorted(job.by_region),
+                whole=job.whole,
+                regions=job.regions,
+                region_dim=job.region_dim,
+                mode=verify_mode,
             )
-        _write(job, target, journal, on_bytes)
-        checked = verify(
-            job.source,
-            target.read,
-            by_region=sorted(job.by_region),
-            whole=job.whole,
-            regions=job.regions,
-            region_dim=job.region_dim,
-            mode=verify_mode,
-        )
-        storage = {name: target.storage(name) for name in job.converted}
+            storage = {name: target.storage(name) for name in job.converted}
+        finally:
+            target.close()
+        before = job.source.nbytes()
+        _remove(job.target)
+        job.partial.replace(job.target)
     finally:
-        target.close()
-    before = job.source.nbytes()
-    _remove(job.target)
-    job.partial.replace(job.target)
-    job.source.close()
+        job.source.close()
     return describe(
         job.source,
         job.target,
@@ -228,6 +219,22 @@ def convert(
         verify_mode=verify_mode,
         seconds=time.monotonic() - began,
     )
+
+
+def _start(
+    job: Job, *, resume: bool, overwrite: bool
+) -> tuple[RegionJournal, NetcdfTarget | ZarrTarget]:
+    """The journal and the partial target: reopened to resume, else made afresh."""
+    if overwrite and not resume:
+        _remove(job.partial)
+    again = resume and job.partial.exists() and job.journal.exists()
+    journal = RegionJournal(job.journal, job=job.describe(), resume=again)
+    try:
+        return journal, _open(job, fresh=not journal.done)
+    except OSError as err:  # the partial file was torn by the crash: start again
+        logger.warning("%s cannot be reopened (%s): writing every region again", job.partial, err)
+        journal = RegionJournal(job.journal, job=job.describe(), resume=False)
+        return journal, _open(job, fresh=True)
 
 
 def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget:
@@ -270,7 +277,7 @@ def _write(
             target.sync()
         journal.written(region.index, region.start, region.stop)
         if on_bytes is not None:
-            on_bytes(job.row_bytes * (region.stop - region.start))
+            on_bytes(job.bytes_of(region))
         if delay:
             time.sleep(delay)
 
