@@ -41,6 +41,11 @@ class ZarrTarget:
         by_region: set[str],
         region_dim: str,
     ) -> ZarrTarget:
+        """The store's metadata and the variables not written by region.
+
+        Converted variables get the layout's chunks, shards and compressors; the others
+        their own chunks.  A shallow copy of the source is changed, never the source.
+        """
         ds = source.ds.copy()
         encoding: dict[str, dict[str, Any]] = {}
         for name, var in ds.variables.items():
