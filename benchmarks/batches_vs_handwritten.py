@@ -185,14 +185,14 @@ def write_file(spec: Path, stem: Path) -> Path:
     iotune's trial writes its file just before it reads it.
     """
     from iotune.model.records import TrialResult, TrialTask
-    from iotune.runner import steps
+    from iotune.runner import placed, steps
     from iotune.runner.plan import make_plan
     from iotune.specfile.parse import load_spec
 
     sweep = load_spec(spec)
     trial = make_plan(sweep).trials[0]
     task = TrialTask(trial, sweep.workload, sweep.read, sweep.measure, str(stem.parent))
-    backend = steps.make_backend(task)
+    backend = placed.make_backend(task)
     path = stem.with_name(stem.name + backend.suffix)
     steps.write_once(task, backend, path, TrialResult(trial.id, "ok"))  # type: ignore[arg-type]
     return path

@@ -90,7 +90,7 @@ def plain_loop(folder: Path, repeats: int) -> dict[tuple[str, str], float]:
 
     from iotune.measuring import measure
     from iotune.model.records import TrialResult
-    from iotune.runner import steps
+    from iotune.runner import placed, steps
     from iotune.runner.plan import make_plan
     from iotune.specfile.parse import load_spec
 
@@ -101,7 +101,7 @@ def plain_loop(folder: Path, repeats: int) -> dict[tuple[str, str], float]:
     found = {}
     for trial in make_plan(sweep).trials:
         task = _task(sweep, trial, folder)
-        backend = steps.make_backend(task)
+        backend = placed.make_backend(task)
         path = folder / f"plain-{trial.id}{backend.suffix}"
         times = []
         for _ in range(repeats + 1):  # the first is a warm-up, as iotune's

@@ -25,7 +25,7 @@ from iotune.measuring.data import Field
 from iotune.measuring.samples import Samples
 from iotune.model.records import Trial, TrialResult, TrialTask
 from iotune.model.spec import BatchSpec, MeasureSpec, ReadSpec, Workload
-from iotune.runner import steps
+from iotune.runner import placed, steps
 
 BATCHES = {"sample": {"time": 1}, "batch": 4, "batches": 6, "shuffle": True}
 SWEEP = {
@@ -137,7 +137,7 @@ def written(backend: str, settings: dict, workload: Workload, directory: Path) -
     cls = get_backend(backend)
     params, _ = cls.resolve(settings, workload)
     task = TrialTask(Trial("t", backend, params), workload, ReadSpec(), MeasureSpec(), "")
-    backend_ = steps.make_backend(task)
+    backend_ = placed.make_backend(task)
     path = directory / f"data{cls.suffix}"
     steps.write_once(task, backend_, path, TrialResult("t", "ok"))  # type: ignore[arg-type]
     return path

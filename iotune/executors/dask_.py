@@ -239,7 +239,7 @@ class DaskExecutor(Executor):
             if not meta:
                 # no worker to place a trial on: jobs still queued, or every worker
                 # restarting after a death; leaving now would drop the pending trials
-                self.client.wait_for_workers(1, timeout=3600)
+                self._wait_for_a_worker()
                 fill()
                 if not meta:
                     time.sleep(0.1)  # the worker left again before it got a trial
@@ -253,6 +253,31 @@ class DaskExecutor(Executor):
                 self._restart_holder(future)
             yield result
             fill()
+
+    def _wait_for_a_worker(self) -> None:
+        """Block until a worker is there; a LocalCluster of the sweep's own is revived.
+
+        A cluster someone else runs, or dask-jobqueue's, may wait for queued jobs.
+        """
+        if self._cluster is None or not self._local_workers:
+            self.client.wait_for_workers(1, timeout=3600)
+            return
+        workerless = time.monotonic()
+        while not self.client.scheduler_info()["workers"]:
+            self._revive_or_stop(workerless)
+            time.sleep(min(WORKER_CHECK_S, 1.0))
+
+    def _revive_or_stop(self, workerless: float) -> None:
+        """No worker since ``workerless``: start them again, or stop after the limit."""
+        waited = time.monotonic() - workerless
+        if waited > WORKERLESS_LIMIT_S:
+            raise ClusterError(
+                f"the dask cluster has had no worker for {WORKERLESS_LIMIT_S:.0f} s; "
+                "finished trials are kept: rerun with --resume"
+            )
+        if waited > WORKERLESS_REVIVE_S and self._cluster is not None:
+            logger.warning("dask: the cluster lost every worker; starting them again")
+            self._cluster.scale(self._local_workers)
 
     def _next_done(self, running: Any) -> Any:
         """The next finished trial's future; a LocalCluster left with no worker is revived.
@@ -272,14 +297,7 @@ class DaskExecutor(Executor):
                 workerless = None
                 continue
             workerless = workerless or now
-            if now - workerless > WORKERLESS_LIMIT_S:
-                raise ClusterError(
-                    f"the dask cluster has had no worker for {WORKERLESS_LIMIT_S:.0f} s; "
-                    "finished trials are kept: rerun with --resume"
-                )
-            if now - workerless > WORKERLESS_REVIVE_S:
-                logger.warning("dask: the cluster lost every worker; starting them again")
-                self._cluster.scale(self._local_workers)
+            self._revive_or_stop(workerless)
         return next(running)
 
     def _restart_holder(self, future: Any) -> None:

@@ -32,7 +32,7 @@ from iotune.core.processes import die_with_parent
 from iotune.measuring import precision
 from iotune.measuring.data import Field
 from iotune.model.records import TrialResult, TrialTask
-from iotune.runner import steps
+from iotune.runner import placed, steps
 
 MiB = 2**20
 #: generous: a child only ever waits for its own I/O or for its siblings
@@ -168,7 +168,7 @@ def _child(stdin: IO[str], stdout: IO[str]) -> None:
             if op == "init":
                 task, workdir = pickle.loads(base64.b64decode(message["task"]))
                 workdir = Path(workdir)
-                made = steps.make_backend(task)
+                made = placed.make_backend(task)
                 assert isinstance(made, SlabBackend)  # launched backends never run here
                 backend = made
                 backend.prepare_process()

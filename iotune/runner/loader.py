@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 
 from iotune.backends import get_backend
-from iotune.backends.base import Backend, SlabBackend
-from iotune.backends.objectbase import ObjectStoreBackend
+from iotune.backends.base import SlabBackend
 from iotune.core.errors import LoaderError, one_line
 from iotune.core.processes import die_with_parent
 from iotune.measuring.samples import Samples, batch_indices
 from iotune.model.records import TrialTask
 from iotune.model.spec import BatchSpec
+from iotune.runner.placed import make_backend
 
 MiB = 2**20
 #: how a worker starts: never plain fork (see the module's docstring)
@@ -245,13 +245,6 @@ def _nothing() -> None:
     """What the first process of a fork server runs: nothing (it is started to be waited for)."""
 
 
-def _make_backend(task: TrialTask) -> Backend:
-    backend = get_backend(task.trial.backend)()
-    if task.storage is not None and isinstance(backend, ObjectStoreBackend):
-        backend.bind(task.storage, Path(task.scratch))
-    return backend
-
-
 def work(task: TrialTask, path: str, jobs: Any, results: Any) -> None:
     """A worker: open the store once, then read each batch it is handed until told to stop."""
     die_with_parent()
@@ -259,7 +252,7 @@ def work(task: TrialTask, path: str, jobs: Any, results: Any) -> None:
     sender = threading.Thread(target=_send, args=(outbox, results), daemon=True)
     sender.start()
     try:
-        backend = _make_backend(task)
+        backend = make_backend(task)
         assert isinstance(backend, SlabBackend)
         reader = backend.open_reader(Path(path), task.workload, task.trial.params)
     except Exception as err:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.backends import get_backend
-from iotune.backends.base import Backend, SlabBackend
+from iotune.backends.base import SlabBackend
 from iotune.backends.objectbase import ObjectStoreBackend, fetched_fraction
 from iotune.core.errors import VerificationError
 from iotune.core.units import parse_chunk_label
@@ -40,14 +40,6 @@ def align_of(params: dict[str, Any]) -> int | None:
         if isinstance(layout, tuple):
             return layout[0]
     return None
-
-
-def make_backend(task: TrialTask) -> Backend:
-    """The trial's backend, placed on the sweep's object store when it has one."""
-    backend = get_backend(task.trial.backend)()
-    if task.storage is not None and isinstance(backend, ObjectStoreBackend):
-        backend.bind(task.storage, Path(task.scratch))
-    return backend
 
 
 def one_repeat(task: TrialTask, backend: SlabBackend, path: Path, result: TrialResult) -> None:

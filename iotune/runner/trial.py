@@ -19,7 +19,7 @@ from iotune.backends.base import LaunchedBackend, SlabBackend
 from iotune.core.errors import one_line
 from iotune.measuring import measure, precision
 from iotune.model.records import TrialResult, TrialTask
-from iotune.runner import steps
+from iotune.runner import placed, steps
 from iotune.runner.concurrent import run_concurrent
 
 MiB = 2**20
@@ -36,7 +36,7 @@ def run_trial(task: TrialTask) -> TrialResult:
         if workdir.exists():  # left by a worker that died running this trial: a retry
             shutil.rmtree(workdir)
         workdir.mkdir(parents=True)
-        backend = steps.make_backend(task)
+        backend = placed.make_backend(task)
         backend.import_library()  # so no trial's timing pays for the import
         nprocs = int(task.trial.params.get("concurrency", 1))
         if backend.launches(task.trial.params):  # ranks of its own (MPI): no slabs here

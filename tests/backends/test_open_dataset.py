@@ -245,7 +245,7 @@ def test_a_trial_on_an_object_store_reads_through_xarray_cold_and_metered(
 ) -> None:
     from iotune.model.records import TrialResult, TrialTask
     from iotune.model.spec import MeasureSpec
-    from iotune.runner import steps
+    from iotune.runner import placed, steps
     from iotune.runner.plan import make_plan
     from iotune.specfile.parse import load_spec_text
 
@@ -264,7 +264,7 @@ def test_a_trial_on_an_object_store_reads_through_xarray_cold_and_metered(
         str(tmp_path),
         storage=sweep.storage,
     )
-    backend = steps.make_backend(task)
+    backend = placed.make_backend(task)
     assert isinstance(backend, SlabBackend)
     result = TrialResult(trial.id, "ok")
     steps.one_repeat(task, backend, tmp_path / f"r0{backend.suffix}", result)
