@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from iotune.convert.convert import DEFAULT_MAX_MEM, convert, prepare
 from iotune.convert.layout import FORMATS, Layout, layout_of, parse_settings
+from iotune.convert.memory import data_budget
 from iotune.convert.report import ApplyReport
 from iotune.core.errors import UsageError
 from iotune.core.units import parse_size
@@ -65,7 +66,9 @@ def apply(
         The variables to convert; default those with the workload's dimensions.
         The others are copied with their own storage settings.
     max_mem
-        Memory the conversion may hold (bytes or ``"1GiB"``).
+        Memory the conversion's process tree may hold (bytes or ``"1GiB"``): the
+        interpreter's estimate (:data:`iotune.convert.memory.INTERPRETER_BYTES`, at
+        most half) is taken off, the regions get the rest.
     verify
         ``full`` (every region), ``sample`` (first, middle, last) or ``none``.
     resume
@@ -136,7 +139,7 @@ def apply_with(
         target,
         layout,
         variables=variables,
-        max_mem=limit,
+        max_mem=data_budget(limit),  # --max-mem bounds the process, the interpreter too
         resume=resume,
         overwrite=overwrite,
     )

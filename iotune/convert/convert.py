@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iotune.convert.blocks import Blocks, plan
 from iotune.convert.journal import RegionJournal
 from iotune.convert.layout import Layout, check_dtype
+from iotune.convert.memory import WRITE_CACHE_BYTES, uncached_source
 from iotune.convert.nc_target import NetcdfTarget
-from iotune.convert.regions import COPIES, Region, plan_regions
+from iotune.convert.regions import COPIES, Region
 from iotune.convert.report import ApplyReport, describe
 from iotune.convert.source import Source, disk_bytes, open_source, select_variables
 from iotune.convert.verify import VERIFY_MODES, verify
@@ -50,6 +52,8 @@ class Job:
     regions: list[Region]
     #: bytes of one row of the region dimension over the variables written by region
     row_bytes: int = 0
+    #: how the regions cut each variable (None: rows of the region dimension only)
+    blocks: Blocks | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -58,7 +62,15 @@ class Job:
 
     def bytes_of(self, region: Region) -> int:
         """The bytes one region writes."""
+        if self.blocks is not None:
+            return self.blocks.bytes_of(region)
         return self.row_bytes * (region.stop - region.start)
+
+    def key(self, region: Region, name: str) -> dict[str, slice] | None:
+        """The part of variable ``name`` that ``region`` writes (None: nothing)."""
+        if self.blocks is None:
+            return {self.region_dim: slice(region.start, region.stop)}
+        return self.blocks.key(region, name, tuple(map(str, self.source.ds[name].dims)))
 
     @property
     def partial(self) -> Path:
@@ -74,7 +86,8 @@ class Job:
             "source": str(self.source.path.resolve()),
             "settings": self.layout.text(),
             "variables": self.converted,
-            "regions": [[r.start, r.stop] for r in self.regions],
+            # [start, stop] per region, or [start, stop, lo, hi] for blocks of two dimensions
+            "regions": [[v for pair in r.bounds for v in pair] for r in self.regions],
         }
 
 
@@ -137,15 +150,23 @@ def _job(
                 f" does not start with {region_dim} and is copied whole, which needs "
                 f"{format_size(COPIES * ds[name].nbytes)}; raise --max-mem"
             )
-    row_bytes = sum(ds[n].dtype.itemsize * math.prod(ds[n].shape[1:]) for n in by_region)
     first = layout.chunks_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
     shards = layout.shards_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
     # a region holds whole shards: a shard written by two regions is rewritten twice
-    chunk = shards[0] if shards else first[0] if isinstance(first, tuple) else 1
-    regions = plan_regions(
-        int(ds.sizes[region_dim]), row_bytes=row_bytes, chunk=chunk, max_mem=max_mem
+    chunks = shards or (first if isinstance(first, tuple) else ())
+    blocks = plan(ds, converted, by_region, chunks=chunks, max_mem=max_mem)
+    return Job(
+        source,
+        target,
+        layout,
+        converted,
+        by_region,
+        whole,
+        region_dim,
+        blocks.regions,
+        blocks.row_bytes,
+        blocks,
     )
-    return Job(source, target, layout, converted, by_region, whole, region_dim, regions, row_bytes)
 
 
 def _room(job: Job, *, kept: int) -> None:
@@ -183,6 +204,7 @@ def convert(
     began = time.monotonic()
     try:
         journal, target = _start(job, resume=resume, overwrite=overwrite)
+        _caches(job, target)
         skipped = len(journal.done)
         try:
             if on_bytes is not None:
@@ -195,6 +217,8 @@ def convert(
                 whole=job.whole,
                 regions=job.regions,
                 region_dim=job.region_dim,
+                key=job.key,
+                read_block=target.read_block,
                 mode=verify_mode,
             )
             storage = {name: target.storage(name) for name in job.converted}
@@ -258,6 +282,15 @@ def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget:
     return NetcdfTarget(job.partial, mode="a")
 
 
+def _caches(job: Job, target: NetcdfTarget | ZarrTarget) -> None:
+    """HDF5 chunk caches from the plan: none where whole chunks are written or read."""
+    if job.source.kind == "netcdf":
+        uncached_source(job.source.ds, sorted(job.by_region))
+    if isinstance(target, NetcdfTarget):
+        for name in job.converted:
+            target.set_write_cache(name, WRITE_CACHE_BYTES)
+
+
 def _write(
     job: Job,
     target: NetcdfTarget | ZarrTarget,
@@ -268,18 +301,23 @@ def _write(
     for region in job.regions:
         if region.index in journal.done:
             continue
-        if isinstance(target, ZarrTarget):
-            target.write_region(region.start, region.stop)
-        else:
-            rows = {job.region_dim: slice(region.start, region.stop)}
-            for name in sorted(job.by_region):
-                target.write(name, region.start, region.stop, job.source.ds[name].isel(rows).values)
+        for name in sorted(job.by_region):
+            key = job.key(region, name)
+            if key is not None:
+                block = job.source.ds[name].isel(key)
+                target.write_block(name, index_of(block.dims, key), block.values)
+        if isinstance(target, NetcdfTarget):
             target.sync()
-        journal.written(region.index, region.start, region.stop)
+        journal.written(region.index, region.start, region.stop, region.inner)
         if on_bytes is not None:
             on_bytes(job.bytes_of(region))
         if delay:
             time.sleep(delay)
+
+
+def index_of(dims: Sequence[Any], key: dict[str, slice]) -> tuple[slice, ...]:
+    """The positional index of ``key`` (slices by dimension name) for ``dims``."""
+    return tuple(key.get(str(d), slice(None)) for d in dims)
 
 
 def _remove(path: Path) -> None:

@@ -18,6 +18,9 @@ from iotune.core.errors import VerificationError
 VERIFY_MODES = ("full", "sample", "none")
 
 Reader = Callable[[str, int | None, int | None], np.ndarray]
+#: the part of a variable a region writes (slices by dimension name), None for none
+KeyOf = Callable[[Region, str], "dict[str, slice] | None"]
+BlockReader = Callable[[str, tuple[slice, ...]], np.ndarray]
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -36,8 +39,13 @@ def verify(
     regions: Sequence[Region],
     region_dim: str,
     mode: str,
+    key: KeyOf | None = None,
+    read_block: BlockReader | None = None,
 ) -> int:
     """Check the target through ``read(name, start, stop)``; return the regions checked.
+
+    With ``key`` and ``read_block``, each region's part of each variable is the one
+    ``key(region, name)`` names (blocks of two dimensions), read by ``read_block``.
 
     Raises
     ------
@@ -51,6 +59,9 @@ def verify(
         if not same(np.asarray(source.ds[name].values), read(name, None, None)):
             raise VerificationError(f"verify: {name} differs from the source")
     for region in checked:
+        if key is not None and read_block is not None:
+            _check_blocks(source, region, by_region, key, read_block)
+            continue
         for name in by_region:
             rows = {region_dim: slice(region.start, region.stop)}
             expected = np.asarray(source.ds[name].isel(rows).values)
@@ -60,3 +71,20 @@ def verify(
                     "differ from the source"
                 )
     return len(checked)
+
+
+def _check_blocks(
+    source: Source, region: Region, names: Sequence[str], key: KeyOf, read_block: BlockReader
+) -> None:
+    for name in names:
+        part = key(region, name)
+        if part is None:
+            continue
+        var = source.ds[name]
+        expected = np.asarray(var.isel(part).values)
+        index = tuple(part.get(str(d), slice(None)) for d in var.dims)
+        if not same(expected, read_block(name, index)):
+            raise VerificationError(
+                f"verify: {name} {region.label()} of "
+                f"{', '.join(map(str, var.dims[: len(region.bounds)]))} differ from the source"
+            )
