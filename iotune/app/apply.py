@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iotune.convert.cluster import DEFAULT_WORKERS, connect
 from iotune.convert.convert import DEFAULT_MAX_MEM, convert, prepare
+from iotune.convert.engines import choose
 from iotune.convert.layout import FORMATS, Layout, layout_of, parse_settings
-from iotune.convert.memory import data_budget
+from iotune.convert.memory import INTERPRETER_BYTES, data_budget
 from iotune.convert.report import ApplyReport
 from iotune.core.errors import UsageError
 from iotune.core.units import parse_size
@@ -45,6 +48,8 @@ def apply(
     resume: bool = False,
     overwrite: bool = False,
     progress: bool = True,
+    executor: str = "serial",
+    scheduler: str | None = None,
 ) -> ApplyReport:
     """Convert ``source`` to ``target`` with a sweep's recommended settings.
 
@@ -77,6 +82,12 @@ def apply(
         Replace an existing target (and discard an interrupted conversion).
     progress
         Show a progress bar in bytes on stderr.
+    executor, scheduler
+        ``dask``: the regions of a Zarr target are written by the workers of a
+        LocalCluster (one per core), or of the dask scheduler at ``scheduler``;
+        ``--max-mem`` is then shared by the workers (a LocalCluster) or bounds each
+        worker (a scheduler's).  A netCDF4 target has one writer: it runs serially.
+        See :mod:`iotune.convert.engines`.
 
     Returns
     -------
@@ -111,6 +122,9 @@ def apply(
         verify=verify,
         resume=resume,
         overwrite=overwrite,
+        progress=progress,
+        executor=executor,
+        scheduler=scheduler,
     )
 
 
@@ -127,6 +141,8 @@ def apply_with(
     resume: bool,
     overwrite: bool,
     progress: bool = True,
+    executor: str = "serial",
+    scheduler: str | None = None,
 ) -> ApplyReport:
     """:func:`apply` with an :class:`Objective` made elsewhere (the command line's)."""
     layout = chosen_layout(results, objective=objective, settings=settings, target=Path(target))
@@ -134,17 +150,42 @@ def apply_with(
         limit = parse_size(max_mem)
     except ValueError as err:
         raise UsageError(f"--max-mem: {max_mem!r} is not a size like 1GiB") from err
+    engine = choose(layout.backend, executor=executor, scheduler=scheduler)
+    local = engine.where == "a local dask cluster"
+    budget = data_budget(limit)
+    if local:  # the workers share --max-mem, each with an interpreter of its own
+        budget = data_budget(max(limit - DEFAULT_WORKERS * INTERPRETER_BYTES, limit // 2))
+        budget //= DEFAULT_WORKERS
     job = prepare(
         source,
         target,
         layout,
         variables=variables,
-        max_mem=data_budget(limit),  # --max-mem bounds the process, the interpreter too
+        max_mem=budget,  # --max-mem bounds the process tree, the interpreters too
         resume=resume,
         overwrite=overwrite,
     )
+    client = None
+    try:
+        if engine.where != "this process":
+            client = connect(scheduler, workers=DEFAULT_WORKERS, memory=limit)
+        report = _convert(
+            job, verify, resume=resume, overwrite=overwrite, progress=progress, client=client
+        )
+    finally:
+        if client is not None:
+            cluster = client.cluster
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    return replace(report, engine=engine.text())
+
+
+def _convert(
+    job: Any, verify: str, *, resume: bool, overwrite: bool, progress: bool, client: Any
+) -> ApplyReport:
     if not progress:
-        return convert(job, resume=resume, overwrite=overwrite, verify_mode=verify)
+        return convert(job, resume=resume, overwrite=overwrite, verify_mode=verify, client=client)
     from tqdm.auto import tqdm
 
     with tqdm(
@@ -157,7 +198,12 @@ def apply_with(
         desc=job.target.name,
     ) as bar:
         return convert(
-            job, resume=resume, overwrite=overwrite, verify_mode=verify, on_bytes=bar.update
+            job,
+            resume=resume,
+            overwrite=overwrite,
+            verify_mode=verify,
+            on_bytes=bar.update,
+            client=client,
         )
 
 

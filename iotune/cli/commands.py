@@ -219,6 +219,8 @@ def apply(args: argparse.Namespace) -> int:
             resume=args.resume,
             overwrite=args.overwrite,
             progress=not args.no_progress,
+            executor=args.executor,
+            scheduler=args.scheduler,
         )
     if args.format == "json":
         _emit(report.to_dict())

@@ -188,11 +188,14 @@ def convert(
     overwrite: bool = False,
     verify_mode: str = "sample",
     on_bytes: Callable[[int], None] | None = None,
+    client: Any = None,
 ) -> ApplyReport:
     """Write, verify and rename a prepared :class:`Job`; return what changed.
 
     ``on_bytes`` is called with the bytes of each region as it is written, and first
     with those of the regions an interrupted run wrote (a progress bar's updates).
+    With a dask ``client``, the regions of a Zarr target are written by its workers
+    (:mod:`iotune.convert.cluster`).
 
     Raises
     ------
@@ -209,7 +212,12 @@ def convert(
         try:
             if on_bytes is not None:
                 on_bytes(sum(job.bytes_of(r) for r in job.regions if r.index in journal.done))
-            _write(job, target, journal, on_bytes)
+            if client is not None and isinstance(target, ZarrTarget):
+                from iotune.convert.cluster import write_on_cluster
+
+                write_on_cluster(job, journal, client, on_bytes=on_bytes)
+            else:
+                _write(job, target, journal, on_bytes)
             checked = verify(
                 job.source,
                 target.read,

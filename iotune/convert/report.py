@@ -25,6 +25,8 @@ class ApplyReport:
     verify: str = "sample"
     regions_verified: int = 0
     seconds: float = 0.0
+    #: the engine that ran and where (:mod:`iotune.convert.engines`)
+    engine: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,6 +48,8 @@ class ApplyReport:
             f"  {self.regions} regions{resumed}; verify {self.verify}: "
             f"{self.regions_verified} regions equal; {self.seconds:.1f} s"
         )
+        if self.engine:
+            lines.append(f"  engine: {self.engine}")
         return "\n".join(lines)
 
 

@@ -1,0 +1,54 @@
+"""The engine chosen per target and executor, and a Zarr target's regions on a dask cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from iotune.app.apply import apply
+from iotune.convert.engines import choose
+from iotune.core.errors import UsageError
+from tests.convert.test_convert import assert_same_data
+
+SETTINGS = "chunks=4x8x8 codec=zlib level=2 shuffle=byte"
+
+
+def test_the_engine_says_what_runs_where() -> None:
+    assert choose("netcdf4").where == "this process"
+    assert choose("zarr", executor="dask").where == "a local dask cluster"
+    assert choose("zarr", scheduler="tcp://127.0.0.1:8786").where.startswith("dask scheduler")
+    serial = choose("netcdf4", executor="dask")  # one writer per netCDF4 file
+    assert serial.where == "this process" and "does not apply" in serial.reason
+    with pytest.raises(UsageError, match="--executor: 'mpi'; allowed: serial, dask"):
+        choose("zarr", executor="mpi")
+
+
+def test_a_netcdf_target_under_dask_runs_serially(cf_source: Path, tmp_path: Path) -> None:
+    target = tmp_path / "out.nc"
+    report = apply(
+        None, cf_source, target, settings=SETTINGS, executor="dask", progress=False
+    )
+    assert "this process" in report.engine and "one writer" in report.engine
+    assert_same_data(cf_source, target)
+
+
+def test_zarr_regions_on_a_local_dask_cluster(cf_source: Path, tmp_path: Path) -> None:
+    target = tmp_path / "out.zarr"
+    report = apply(
+        None,
+        cf_source,
+        target,
+        settings=SETTINGS,
+        executor="dask",
+        max_mem="100KB",  # blocks of two dimensions, 40 regions over two workers
+        verify="full",
+        progress=False,
+    )
+    assert "local dask cluster" in report.engine
+    assert report.regions == 40 and report.regions_verified == 40
+    assert_same_data(cf_source, target)
+    journal = target.with_name(target.name + ".iotune-journal")
+    written = [json.loads(line)["written"] for line in journal.read_text().splitlines()[1:]]
+    assert sorted(written) == list(range(40))
