@@ -286,7 +286,7 @@ def bench(args: argparse.Namespace, shape: tuple[int, ...], work: Path) -> dict[
     before = timeseries_read(src, points, 3)
     rows["timeseries_source_s"] = round(before, 3)
     for name, argv in engines(args, src, work).items():
-        timeout = args.nccopy_timeout if name.startswith("nccopy") else 2 * args.nccopy_timeout
+        timeout = args.nccopy_timeout if "p2p" in name or "nccopy" in name else 4 * args.nccopy_timeout
         result = run_sampled(argv, timeout=timeout)
         target = target_of(argv)
         if target.exists() and not result["rc"]:

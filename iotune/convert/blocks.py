@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iotune.convert.regions import COPIES, Region, plan_blocks, plan_regions
 
@@ -62,6 +62,11 @@ class Blocks:
     def describe(self) -> list[list[int]]:
         """The regions for the journal's header: ``[start, stop]``, ``[a, b, lo, hi]`` in 2-D."""
         return [[v for pair in r.bounds for v in pair] for r in self.regions]
+
+
+def index_of(dims: Sequence[Any], key: dict[str, slice]) -> tuple[slice, ...]:
+    """The positional index of ``key`` (slices by dimension name) for ``dims``."""
+    return tuple(key.get(str(d), slice(None)) for d in dims)
 
 
 def plan(

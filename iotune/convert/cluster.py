@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iotune.convert.blocks import index_of
 from iotune.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from iotune.convert.convert import Job
     from iotune.convert.journal import RegionJournal
 
 logger = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ def write_region(
 
 
 def write_on_cluster(
-    job: Job,
+    job: Any,  # a convert.Job (not imported: convert imports this module)
     journal: RegionJournal,
     client: Any,
     *,
@@ -84,8 +84,6 @@ def write_on_cluster(
 ) -> None:
     """Every region not in ``journal`` as a task; each journalled as it finishes."""
     from distributed import as_completed
-
-    from iotune.convert.convert import index_of
 
     pending: dict[Any, Any] = {}
     for region in job.regions:

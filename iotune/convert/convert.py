@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iotune.convert.blocks import Blocks, plan
+from iotune.convert.blocks import Blocks, index_of, plan
 from iotune.convert.journal import RegionJournal
 from iotune.convert.layout import Layout, check_dtype
 from iotune.convert.memory import WRITE_CACHE_BYTES, uncached_source
@@ -321,11 +321,6 @@ def _write(
             on_bytes(job.bytes_of(region))
         if delay:
             time.sleep(delay)
-
-
-def index_of(dims: Sequence[Any], key: dict[str, slice]) -> tuple[slice, ...]:
-    """The positional index of ``key`` (slices by dimension name) for ``dims``."""
-    return tuple(key.get(str(d), slice(None)) for d in dims)
 
 
 def _remove(path: Path) -> None:
