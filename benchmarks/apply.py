@@ -186,7 +186,7 @@ def engines(args: argparse.Namespace, src: Path, work: Path) -> dict[str, list[s
         ],
         "iotune apply (Zarr)": [
             *iotune,
-            settings.replace("zlib", "zlib") + " backend=zarr",
+            settings + " backend=zarr",
             str(src),
             "-o",
             str(work / "apply.zarr"),
@@ -194,6 +194,14 @@ def engines(args: argparse.Namespace, src: Path, work: Path) -> dict[str, list[s
         ],
     }
     if args.engines == "all":
+        zarr_target = ["-o", str(work / "apply-dask.zarr"), "--executor", "dask"]
+        zarr_settings = [settings + " backend=zarr", str(src)]
+        runs["iotune apply (Zarr, --executor dask)"] = [
+            *iotune,
+            *zarr_settings,
+            *zarr_target,
+            *common,
+        ]
         for method in ("tasks", "p2p"):
             runs[f"dask rechunk {method} + to_netcdf"] = [
                 sys.executable,
@@ -286,7 +294,9 @@ def bench(args: argparse.Namespace, shape: tuple[int, ...], work: Path) -> dict[
     before = timeseries_read(src, points, 3)
     rows["timeseries_source_s"] = round(before, 3)
     for name, argv in engines(args, src, work).items():
-        timeout = args.nccopy_timeout if "p2p" in name or "nccopy" in name else 4 * args.nccopy_timeout
+        timeout = (
+            args.nccopy_timeout if "p2p" in name or "nccopy" in name else 4 * args.nccopy_timeout
+        )
         result = run_sampled(argv, timeout=timeout)
         target = target_of(argv)
         if target.exists() and not result["rc"]:
