@@ -38,21 +38,28 @@ HERE = Path(__file__).resolve().parent.parent
 
 DASK_CHILD = """
 import sys, json, xarray as xr, dask
-src, dst, chunks, method = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
-mem = int(sys.argv[5])
-if method == "p2p":
-    from distributed import Client, LocalCluster
-    # threads: a LocalCluster of processes started from ``python -c`` hangs on spawn
-    client = Client(LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=mem // 2,
-                                 processes=False, dashboard_address=None))
-ds = xr.open_dataset(src, engine="netcdf4", decode_cf=False, chunks={"time": 1})
-dims, shape = ds["t2m"].dims, ds["t2m"].shape
-# dask chunks of whole target chunks, about 64 MiB each (256 KiB ones: too many tasks)
-rows = max(chunks[1], (2**24 // (chunks[0] * shape[2])) // chunks[1] * chunks[1])
-with dask.config.set({"array.rechunk.method": method}):
-    ds["t2m"] = ds["t2m"].chunk(dict(zip(dims, (chunks[0], rows, shape[2]))))
-    enc = {"t2m": {"chunksizes": chunks, "zlib": True, "complevel": 1, "shuffle": True}}
-    ds.to_netcdf(dst, engine="netcdf4", encoding=enc)
+
+
+def main():
+    src, dst, chunks, method = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+    mem = int(sys.argv[5])
+    if method == "p2p":  # p2p needs a distributed cluster: two worker processes
+        from distributed import Client, LocalCluster
+
+        Client(LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=mem // 2,
+                            dashboard_address=None))
+    ds = xr.open_dataset(src, engine="netcdf4", decode_cf=False, chunks={"time": 1})
+    dims, shape = ds["t2m"].dims, ds["t2m"].shape
+    # dask chunks of whole target chunks, about 64 MiB each (256 KiB ones: too many tasks)
+    rows = max(chunks[1], (2**24 // (chunks[0] * shape[2])) // chunks[1] * chunks[1])
+    with dask.config.set({"array.rechunk.method": method}):
+        ds["t2m"] = ds["t2m"].chunk(dict(zip(dims, (chunks[0], rows, shape[2]))))
+        enc = {"t2m": {"chunksizes": chunks, "zlib": True, "complevel": 1, "shuffle": True}}
+        ds.to_netcdf(dst, engine="netcdf4", encoding=enc)
+
+
+if __name__ == "__main__":  # worker processes import this file
+    main()
 """
 
 RECHUNKER_CHILD = """
@@ -202,11 +209,12 @@ def engines(args: argparse.Namespace, src: Path, work: Path) -> dict[str, list[s
             *zarr_target,
             *common,
         ]
+        script = work / "dask_child.py"
+        script.write_text(DASK_CHILD)
         for method in ("tasks", "p2p"):
             runs[f"dask rechunk {method} + to_netcdf"] = [
                 sys.executable,
-                "-c",
-                DASK_CHILD,
+                str(script),
                 str(src),
                 str(work / f"dask-{method}.nc"),
                 json.dumps(chunks),

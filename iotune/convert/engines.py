@@ -3,16 +3,17 @@
 Measured on this project's 2-core machine (``benchmarks/apply.py``, 2026-11-25) against
 the ecosystem's engines, at the same chunks, codec and memory limit:
 
-- **Chunks change, netCDF4 target** (map chunks to time series): the region copier
-  (:mod:`iotune.convert.convert`) matches ``nccopy -c`` in time with less memory and
-  beats dask ``rechunk`` + ``to_netcdf`` (method ``tasks``: slower, twice the memory;
-  ``p2p``: did not finish a 256 MiB file in 10 minutes).  Both zlib-bound engines
-  compress on one core: netCDF-C cannot write one file from several processes.
-- **Chunks change, Zarr target**: the region copier, serially, or its regions on a
-  dask cluster (``--executor dask``/``--scheduler``): regions are disjoint whole
-  chunks (whole shards), so workers write them at once.  rechunker was measured
-  (its own venv: it needs zarr < 3, which this project cannot install beside zarr 3)
-  and is no engine here.
+- **Chunks change, netCDF4 target** (2 GiB, map chunks to 256x16x16 zlib): the region
+  copier (:mod:`iotune.convert.convert`) 30.0 s and 488 MiB for the process tree;
+  ``nccopy -c`` 34.2 s and 1114 MiB; dask ``rechunk`` (``tasks``) + ``to_netcdf``
+  35.2 s and 1757 MiB; ``p2p`` did not finish (stalled, or its workers were killed).
+  All compress on one core: netCDF-C writes one file from one process.
+- **Chunks change, Zarr target**: the region copier 29.9 s and 525 MiB; rechunker
+  (Zarr v2, its own venv: it needs zarr < 3, which cannot be installed beside this
+  project's zarr 3) 51.8 s and 3071 MiB.  ``--executor dask``/``--scheduler`` writes
+  the regions on a cluster's workers (disjoint whole chunks or shards, no lock); on
+  this 2-core machine it was slower (58 s against 26-43 s): zarr already compresses on
+  both cores, so it is for clusters of several hosts.
 - **Only the codec changes** (same chunks): the region copier against ``nccopy -d``
   and ``h5repack``: neither was faster (1 GiB: 19.6 s, nccopy 21.5 s, h5repack 34.6 s),
   and neither verifies, resumes or carries a Zarr target, so they are no engine.
@@ -57,7 +58,10 @@ def choose(backend: str, *, executor: str = "serial", scheduler: str | None = No
     if executor == "dask" and backend == "zarr":
         where = f"dask scheduler {scheduler}" if scheduler else "a local dask cluster"
         return Engine(
-            "regions", where, "disjoint whole chunks (shards) written by the workers at once"
+            "regions",
+            where,
+            "disjoint whole chunks (shards) written by the workers at once (helps with "
+            "several hosts; on one 2-core host serial was faster)",
         )
     if executor == "dask":
         return Engine(
@@ -67,8 +71,8 @@ def choose(backend: str, *, executor: str = "serial", scheduler: str | None = No
             "run one after the other",
         )
     reason = (
-        "as fast as nccopy -c with less memory; dask rechunk + to_netcdf slower"
+        "measured faster than nccopy -c and dask rechunk + to_netcdf, in less memory"
         if backend == "netcdf4"
-        else "rechunker needs zarr < 3; dask rechunk + to_zarr holds more memory"
+        else "measured faster than rechunker, in a sixth of its memory"
     )
     return Engine("regions", "this process", reason)
