@@ -27,9 +27,7 @@ def test_the_engine_says_what_runs_where() -> None:
 
 def test_a_netcdf_target_under_dask_runs_serially(cf_source: Path, tmp_path: Path) -> None:
     target = tmp_path / "out.nc"
-    report = apply(
-        None, cf_source, target, settings=SETTINGS, executor="dask", progress=False
-    )
+    report = apply(None, cf_source, target, settings=SETTINGS, executor="dask", progress=False)
     assert "this process" in report.engine and "one writer" in report.engine
     assert_same_data(cf_source, target)
 
@@ -52,3 +50,15 @@ def test_zarr_regions_on_a_local_dask_cluster(cf_source: Path, tmp_path: Path) -
     journal = target.with_name(target.name + ".iotune-journal")
     written = [json.loads(line)["written"] for line in journal.read_text().splitlines()[1:]]
     assert sorted(written) == list(range(40))
+
+
+def test_the_command_line_takes_the_executor(cf_source: Path, tmp_path: Path, capsys) -> None:
+    from iotune.cli.main import main
+
+    target = tmp_path / "out.nc"
+    args = ["apply", "--settings", SETTINGS, str(cf_source), "-o", str(target)]
+    assert main([*args, "--executor", "dask", "--no-progress"]) == 0
+    assert "engine: regions (this process)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stopped:
+        main([*args, "--executor", "mpi"])
+    assert stopped.value.code == 2 and "--executor" in capsys.readouterr().err
