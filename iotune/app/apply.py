@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.convert.convert import DEFAULT_MAX_MEM, convert, prepare
+from iotune.convert.after import measure_after, read_patterns
+from iotune.convert.convert import DEFAULT_MAX_MEM, Job, convert, prepare
 from iotune.convert.layout import FORMATS, Layout, layout_of, parse_settings
+from iotune.convert.predict import Prediction, predict
 from iotune.convert.report import ApplyReport
 from iotune.core.errors import UsageError
 from iotune.core.units import parse_size
@@ -23,7 +25,7 @@ from iotune.model.objective import Objective
 if TYPE_CHECKING:
     import xarray as xr
 
-__all__ = ["ApplyReport", "apply", "apply_with", "chosen_layout"]
+__all__ = ["ApplyReport", "Prediction", "apply", "apply_with", "chosen_layout"]
 
 
 def apply(
@@ -44,7 +46,10 @@ def apply(
     resume: bool = False,
     overwrite: bool = False,
     progress: bool = True,
-) -> ApplyReport:
+    dry_run: bool = False,
+    measure: bool = True,
+    patterns: Sequence[str] | None = None,
+) -> ApplyReport | Prediction:
     """Convert ``source`` to ``target`` with a sweep's recommended settings.
 
     Parameters
@@ -74,11 +79,22 @@ def apply(
         Replace an existing target (and discard an interrupted conversion).
     progress
         Show a progress bar in bytes on stderr.
+    dry_run
+        Create nothing: return the predicted size, time, peak memory and requests
+        (:mod:`iotune.convert.predict`).
+    measure
+        After the conversion, time the sweep's read patterns on the source and the
+        target, cold and repeated, and store the speedups beside the target
+        (``TARGET.iotune-apply.json``, :mod:`iotune.convert.after`).
+    patterns
+        The read patterns measured after (default: the sweep's; with ``settings``
+        and no results, ``timeseries`` and ``spatial``).
 
     Returns
     -------
-    ApplyReport
-        What changed (chunks, codec, size) and what was verified.
+    ApplyReport or Prediction
+        What changed (chunks, codec, size), what was verified and the speedups
+        measured after; with ``dry_run`` the :class:`Prediction`.
 
     Raises
     ------
@@ -108,6 +124,10 @@ def apply(
         verify=verify,
         resume=resume,
         overwrite=overwrite,
+        progress=progress,
+        dry_run=dry_run,
+        measure=measure,
+        patterns=patterns,
     )
 
 
@@ -124,9 +144,14 @@ def apply_with(
     resume: bool,
     overwrite: bool,
     progress: bool = True,
-) -> ApplyReport:
+    dry_run: bool = False,
+    measure: bool = True,
+    patterns: Sequence[str] | None = None,
+) -> ApplyReport | Prediction:
     """:func:`apply` with an :class:`Objective` made elsewhere (the command line's)."""
-    layout = chosen_layout(results, objective=objective, settings=settings, target=Path(target))
+    ds = _results(results) if results is not None else None
+    layout = chosen_layout(ds, objective=objective, settings=settings, target=Path(target))
+    wanted = read_patterns(ds, patterns) if measure and not dry_run else ()
     try:
         limit = parse_size(max_mem)
     except ValueError as err:
@@ -140,6 +165,22 @@ def apply_with(
         resume=resume,
         overwrite=overwrite,
     )
+    if dry_run:
+        try:
+            return predict(
+                job, ds, source_text=str(source), target_text=str(target), verify_mode=verify
+            )
+        finally:
+            job.source.close()
+    report = _convert(job, resume=resume, overwrite=overwrite, verify=verify, progress=progress)
+    if wanted:
+        report.after = measure_after(ds, job, report, patterns=wanted)
+    return report
+
+
+def _convert(
+    job: Job, *, resume: bool, overwrite: bool, verify: str, progress: bool
+) -> ApplyReport:
     if not progress:
         return convert(job, resume=resume, overwrite=overwrite, verify_mode=verify)
     from tqdm.auto import tqdm

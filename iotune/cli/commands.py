@@ -219,6 +219,9 @@ def apply(args: argparse.Namespace) -> int:
             resume=args.resume,
             overwrite=args.overwrite,
             progress=not args.no_progress,
+            dry_run=args.dry_run,
+            measure=not args.no_measure,
+            patterns=[n for n in (args.patterns or "").split(",") if n] or None,
         )
     if args.format == "json":
         _emit(report.to_dict())

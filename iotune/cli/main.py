@@ -165,6 +165,21 @@ def _apply_parser(sub: Any) -> None:
     p.add_argument("--resume", action="store_true", help="finish an interrupted conversion")
     p.add_argument("--overwrite", action="store_true", help="replace an existing target")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="create nothing: print the predicted size, time, peak memory and requests",
+    )
+    p.add_argument(
+        "--no-measure",
+        action="store_true",
+        help="skip timing the read patterns on SOURCE and TARGET after the conversion",
+    )
+    p.add_argument(
+        "--patterns",
+        help="comma-separated read patterns timed after (default: the sweep's; "
+        "with --settings: timeseries,spatial)",
+    )
     _format(p)
 
 

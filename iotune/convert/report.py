@@ -25,6 +25,9 @@ class ApplyReport:
     verify: str = "sample"
     regions_verified: int = 0
     seconds: float = 0.0
+    #: the read patterns timed on the source and the target after the conversion
+    #: (:mod:`iotune.convert.after`); None when not measured
+    after: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,6 +49,10 @@ class ApplyReport:
             f"  {self.regions} regions{resumed}; verify {self.verify}: "
             f"{self.regions_verified} regions equal; {self.seconds:.1f} s"
         )
+        if self.after is not None:
+            from iotune.convert.after import after_text
+
+            lines += after_text(self.after)
         return "\n".join(lines)
 
 
