@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from iotune.backends import get_backend
+from iotune.backends.base import SlabBackend
 from iotune.core.errors import UsageError
 from iotune.measuring import measure
 from iotune.measuring.access import selections
@@ -112,8 +113,8 @@ def measure_after(
     )
     params = _read_params(ds, job)
     sides = {
-        "source": (get_backend("zarr" if job.source.kind == "zarr" else "netcdf4")(), source_path),
-        "target": (get_backend(job.layout.backend)(), target_path),
+        "source": (_reader("zarr" if job.source.kind == "zarr" else "netcdf4"), source_path),
+        "target": (_reader(job.layout.backend), target_path),
     }
     measured: dict[str, Any] = {}
     for pattern in patterns:
@@ -145,6 +146,13 @@ def measure_after(
     record = _record(ds, job, report, name=name, repeats=count, patterns=measured)
     record_path(target_path).write_text(json.dumps(record, indent=1, default=str) + "\n")
     return record
+
+
+def _reader(name: str) -> SlabBackend:
+    """The backend whose xarray open a trial of format ``name`` reads through."""
+    backend = get_backend(name)()
+    assert isinstance(backend, SlabBackend)  # netcdf4 and zarr: the formats apply writes
+    return backend
 
 
 def _record(

@@ -52,7 +52,8 @@ def sweep_measured(ds: xr.Dataset | None, layout: Layout) -> Measured:
     if ds is None:
         return Measured(None, None, 0, "")
     dims = tuple(ds.iotune.workload.get("shape") or ())
-    ratios, writes, labels, first = [], [], [], {}
+    ratios, writes, labels = [], [], []
+    first: dict[str, Any] = {}
     for row in ds.iotune.points():
         if row.get("status") != "ok":
             continue
