@@ -7,8 +7,8 @@ import pytest
 from iotune.convert.regions import Region
 from iotune.convert.requests import (
     LIST_PRICES,
-    chunks_touched,
     checked_regions,
+    chunks_touched,
     cost,
     prices_for,
     scheme,
