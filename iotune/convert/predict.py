@@ -12,9 +12,9 @@ pre-flight check passed), the sweep's measurements of the chosen configuration
   bytes written by region at the probe's cold read rate) + write time (the raw
   bytes at the sweep's write rate) + the verification's reads.  Measured
   (``benchmarks/apply_time_model.py``, a 64 MiB float32 file with map chunks, four
-  target layouts, three runs each): read + write came within -28 % to +37 % of the
-  conversion's seconds (median error 14 %), max(read, write) fell short every time
-  (-3 % to -41 %, median 18 %).
+  target layouts, three runs each): read + write came within -41 % to +37 % of the
+  conversion's seconds (median error 11 % and 14 % in two sessions of 12 runs),
+  max(read, write) fell short every time (-2 % to -53 %, median 18 % and 34 %).
 - **Peak memory**: :func:`peak_bytes`, from the region plan.
 - **Requests** (:mod:`iotune.convert.requests`): PUTs of chunks or shards (parts of
   one object for netCDF), GETs of the source's chunks, and their cost on an object store.
