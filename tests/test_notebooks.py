@@ -326,10 +326,11 @@ def test_your_analysis_notebook_tunes_your_file_for_your_function(tmp_path: Path
     assert (out / "myanalysis.py").exists() and not (out / "tas.nc").exists()
     # the recommendation applied to the file: predicted, converted, measured before and after
     assert "dry run: would apply" in text and "measured after (3 cold repeats" in text
-    (record,) = out.glob("mine-timeseries.*.iotune-apply.json")
+    (record,) = out.glob("mine-climatology.*.iotune-apply.json")
     after = json.loads(record.read_text())["patterns"]
-    assert list(after) == ["timeseries", "spatial"]
-    assert all(row["low"] <= row["speedup"] <= row["high"] for row in after.values())
+    assert list(after) == ["climatology", "timeseries"]  # the sweep's, but the loader's
+    assert all(row["low"] <= row["speedup"] <= row["high"] for row in after.values()), after
+    assert after["climatology"]["same_answer"] is True
     assert (out / "before-after.png").exists()
     # the function the notebook wrote gives, on the user's file, what the trials gave
     monthly_mean = runpy.run_path(str(out / "myanalysis.py"))["monthly_mean"]

@@ -22,6 +22,7 @@ import json
 import math
 import platform
 from collections.abc import Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,8 @@ import yaml
 
 from iotune.backends import get_backend
 from iotune.backends.base import SlabBackend
-from iotune.core.errors import UsageError
+from iotune.convert.after_user import time_user, user_patterns
+from iotune.core.errors import IotuneError, UsageError
 from iotune.measuring import measure
 from iotune.measuring.access import selections
 from iotune.model.spec import ReadSpec, Workload
@@ -53,23 +55,24 @@ METHOD = (
 
 
 def read_patterns(ds: xr.Dataset | None, asked: Sequence[str] | None) -> tuple[str, ...]:
-    """The patterns to measure after: ``asked``, else the sweep's built-in ones.
+    """The patterns to measure after: ``asked``, else the sweep's (its own code included).
 
     Raises
     ------
     UsageError
-        A pattern that cannot be measured on the files (not built in; the batches
-        loader and the user's own code are sweep-only for now).
+        A pattern that cannot be measured on the files: neither built in nor the
+        user's code of the sweep (the ``batches`` loader is sweep-only for now).
     """
     swept = tuple(ds.iotune.patterns) if ds is not None else ()
+    own = tuple(user_patterns(ds))
     if asked is None:
-        found = tuple(p for p in swept if p in MEASURED)
+        found = tuple(p for p in swept if p in MEASURED or p in own)
         return found or DEFAULT_PATTERNS
     for name in asked:
-        if name not in MEASURED:
+        if name not in MEASURED and name not in own:
+            allowed = ", ".join((*MEASURED, *own))
             raise UsageError(
-                f"--patterns: {name!r} cannot be measured after a conversion; "
-                f"allowed: {', '.join(MEASURED)}"
+                f"--patterns: {name!r} cannot be measured after a conversion; allowed: {allowed}"
             )
     return tuple(dict.fromkeys(asked))
 
@@ -116,36 +119,61 @@ def measure_after(
         "source": (_reader("zarr" if job.source.kind == "zarr" else "netcdf4"), source_path),
         "target": (_reader(job.layout.backend), target_path),
     }
+    own = user_patterns(ds, near=(target_path.resolve().parent, source_path.resolve().parent))
     measured: dict[str, Any] = {}
     for pattern in patterns:
-        wanted = selections(pattern, workload, read)
-        times: dict[str, list[float]] = {"source": [], "target": []}
-        caches: dict[str, list[str]] = {"source": [], "target": []}
-        nbytes = 0
-        for r in range(count):
-            order = ("source", "target") if r % 2 == 0 else ("target", "source")
-            for side in order:
-                backend, path = sides[side]
-                state, _ = measure.prepare_cache(
-                    backend.paths(path), mode="cold", max_residency=limit
+        try:
+            if pattern in own:
+                where = {side: (type(b).name, str(p)) for side, (b, p) in sides.items()}
+                measured[pattern] = time_user(
+                    own[pattern], where, repeats=count, limit=limit, params=params, variable=name
                 )
-                clock, nbytes, *_ = read_variable(backend, path, params, wanted, variable=name)
-                times[side].append(round(clock.wall, 6))
-                caches[side].append(state)
-        speedup, low, high = ratio_interval(times["source"], times["target"])
+            else:
+                wanted = selections(pattern, workload, read)
+                measured[pattern] = _time_builtin(sides, wanted, count, limit, params, name)
+        except (IotuneError, OSError, BrokenProcessPool) as err:  # the conversion stands
+            measured[pattern] = {"error": " ".join(str(err).split()) or type(err).__name__}
+            continue
+        row = measured[pattern]
+        speedup, low, high = ratio_interval(row["source_s"], row["target_s"])
         measured[pattern] = {
             "speedup": _finite(speedup),
             "low": _finite(low),
             "high": _finite(high),
-            "source_s": times["source"],
-            "target_s": times["target"],
-            "bytes": nbytes,
-            "cache_source": caches["source"],
-            "cache_target": caches["target"],
+            **row,
         }
     record = _record(ds, job, report, name=name, repeats=count, patterns=measured)
     record_path(target_path).write_text(json.dumps(record, indent=1, default=str) + "\n")
     return record
+
+
+def _time_builtin(
+    sides: dict[str, tuple[SlabBackend, Path]],
+    wanted: list[Any],
+    count: int,
+    limit: float,
+    params: dict[str, Any],
+    name: str,
+) -> dict[str, Any]:
+    """A built-in pattern's selections read ``count`` times per side, cold, alternating."""
+    times: dict[str, list[float]] = {"source": [], "target": []}
+    caches: dict[str, list[str]] = {"source": [], "target": []}
+    nbytes = 0
+    for r in range(count):
+        for side in ("source", "target") if r % 2 == 0 else ("target", "source"):
+            backend, path = sides[side]
+            files = backend.paths(path)
+            state, _ = measure.prepare_cache(files, mode="cold", max_residency=limit)
+            clock, nbytes, *_ = read_variable(backend, path, params, wanted, variable=name)
+            times[side].append(round(clock.wall, 6))
+            caches[side].append(state)
+    return {
+        "source_s": times["source"],
+        "target_s": times["target"],
+        "bytes": nbytes,
+        "cache_source": caches["source"],
+        "cache_target": caches["target"],
+    }
 
 
 def _reader(name: str) -> SlabBackend:
@@ -229,6 +257,9 @@ def after_text(record: dict[str, Any]) -> list[str]:
         f"record {record['record']}):"
     ]
     for pattern, row in record["patterns"].items():
+        if "error" in row:
+            lines.append(f"    read:{pattern:<12} not measured: {row['error']}")
+            continue
         src, tgt = _median(row["source_s"]), _median(row["target_s"])
         lines.append(
             f"    read:{pattern:<12} {_times(row['speedup']):>8} "

@@ -17,11 +17,12 @@ def before_after(record: Mapping[str, Any]) -> Figure:
     ``record`` is what the conversion measured after
     (:func:`iotune.convert.after.measure_after`; ``ApplyReport.after``, or
     ``TARGET.iotune-apply.json`` read back).  Whiskers span the repeats (fastest
-    to slowest); each pattern is labelled with its speedup and bootstrap interval.
+    to slowest); each pattern is labelled with its speedup and bootstrap interval.  A pattern that
+    could not be measured (its ``error``) is left out.
     """
     from matplotlib.figure import Figure
 
-    patterns = list(record["patterns"])
+    patterns = [p for p, row in record["patterns"].items() if "error" not in row]
     fig = Figure(figsize=(max(4.5, 1.8 * len(patterns) + 2), 3.8), layout="constrained")
     ax = fig.subplots()
     x = np.arange(len(patterns))
