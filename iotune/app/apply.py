@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.convert.after import measure_after, read_patterns
+from iotune.convert.after import measure_after, read_patterns, record_path
 from iotune.convert.convert import DEFAULT_MAX_MEM, Job, convert, prepare
 from iotune.convert.layout import FORMATS, Layout, layout_of, parse_settings
 from iotune.convert.predict import Prediction, predict
@@ -173,6 +173,7 @@ def apply_with(
         finally:
             job.source.close()
     report = _convert(job, resume=resume, overwrite=overwrite, verify=verify, progress=progress)
+    record_path(job.target).unlink(missing_ok=True)  # a replaced target's record is stale
     if wanted:
         report.after = measure_after(ds, job, report, patterns=wanted)
     return report

@@ -109,6 +109,8 @@ def test_measured_after_stores_each_patterns_speedup_beside_the_target(
     series = record["patterns"]["timeseries"]
     # 128 map chunks decompressed against 4 time-series chunks: 2-3x on an idle machine
     assert series["speedup"] > 1.3, series
+    run_json([*args, "--overwrite", "--no-measure"], capsys)
+    assert not record_path(target).exists()  # the replaced target's record went with it
 
 
 def test_settings_without_results_measure_the_asked_patterns(
