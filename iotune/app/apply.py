@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from iotune.convert.convert import DEFAULT_MAX_MEM, convert, prepare
 from iotune.convert.layout import FORMATS, Layout, layout_of, parse_settings
 from iotune.convert.report import ApplyReport
+from iotune.convert.sources import SourceLike
 from iotune.core.errors import UsageError
 from iotune.core.units import parse_size
 from iotune.model.objective import Objective
@@ -28,7 +29,7 @@ __all__ = ["ApplyReport", "apply", "apply_with", "chosen_layout"]
 
 def apply(
     results: str | Path | xr.Dataset | None,
-    source: str | os.PathLike[str],
+    source: SourceLike | Sequence[SourceLike],
     target: str | os.PathLike[str],
     *,
     settings: str | None = None,
@@ -52,7 +53,9 @@ def apply(
     results
         A results file, its directory or Dataset; may be None with ``settings``.
     source
-        A local netCDF/HDF5 file or Zarr store.
+        A local netCDF/HDF5 file or Zarr store; or several netCDF/HDF5 files (a list,
+        or a glob such as ``"data/tas_*.nc"``) opened as one dataset along the
+        dimension whose coordinate differs between them, as ``open_mfdataset`` does.
     target
         Where to write: a netCDF4 file or a Zarr v3 store, by the recommended backend.
     settings
@@ -113,7 +116,7 @@ def apply(
 
 def apply_with(
     results: str | Path | xr.Dataset | None,
-    source: str | os.PathLike[str],
+    source: SourceLike | Sequence[SourceLike],
     target: str | os.PathLike[str],
     *,
     objective: Objective | None,

@@ -146,7 +146,9 @@ def _apply_parser(sub: Any) -> None:
         "inputs",
         nargs="+",
         metavar="[RESULTS] SOURCE",
-        help="results.nc (not with --settings) and the netCDF/HDF5 file or Zarr store",
+        help="results.nc (not with --settings), then the netCDF/HDF5 file or Zarr store; "
+        "several files or a quoted glob ('data/tas_*.nc') are one dataset along their "
+        "record dimension",
     )
     p.add_argument("-o", "--out", type=Path, required=True, help="the target file or store")
     _objective(p)

@@ -15,16 +15,18 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iotune.convert.blocks import Block, copy_blocks, plan_blocks
 from iotune.convert.journal import RegionJournal
 from iotune.convert.layout import Layout, check_dtype
 from iotune.convert.nc_target import NetcdfTarget
-from iotune.convert.regions import COPIES, Region, plan_regions
+from iotune.convert.regions import Region, plan_regions
 from iotune.convert.report import ApplyReport, describe
-from iotune.convert.source import Source, disk_bytes, open_source, select_variables
+from iotune.convert.source import Source, disk_bytes, select_variables
+from iotune.convert.sources import SourceLike, open_sources
 from iotune.convert.verify import VERIFY_MODES, verify
 from iotune.convert.zarr_target import ZarrTarget
 from iotune.core.errors import UsageError
@@ -50,6 +52,8 @@ class Job:
     regions: list[Region]
     #: bytes of one row of the region dimension over the variables written by region
     row_bytes: int = 0
+    #: the variables in ``whole``, in blocks of their own first dimension
+    blocks: dict[str, list[Block]] = field(default_factory=dict)
 
     @property
     def total_bytes(self) -> int:
@@ -70,16 +74,19 @@ class Job:
 
     def describe(self) -> dict[str, Any]:
         """The journal's header: a resumed run must be the same job."""
-        return {
+        header: dict[str, Any] = {
             "source": str(self.source.path.resolve()),
             "settings": self.layout.text(),
             "variables": self.converted,
             "regions": [[r.start, r.stop] for r in self.regions],
         }
+        if self.source.paths:  # several files: every one, in the order given
+            header["sources"] = [str(p.resolve()) for p in self.source.paths]
+        return header
 
 
 def prepare(
-    source_path: str | os.PathLike[str],
+    source_path: SourceLike | Sequence[SourceLike],
     target: str | os.PathLike[str],
     layout: Layout,
     *,
@@ -102,7 +109,7 @@ def prepare(
         raise UsageError(f"target {where} exists; pass --overwrite to replace it")
     if not where.parent.is_dir():
         raise UsageError(f"target {where}: the directory {where.parent} does not exist")
-    source = open_source(source_path)
+    source = open_sources(source_path)
     try:
         job = _job(source, where, layout, variables, max_mem)
         partial = job.partial
@@ -130,13 +137,7 @@ def _job(
     region_dim = str(ds[converted[0]].dims[0])
     by_region = {str(n) for n, v in ds.variables.items() if v.ndim and v.dims[0] == region_dim}
     whole = [str(n) for n in ds.variables if n not in by_region]
-    for name in whole:  # copied in one piece: it must fit the limit on its own
-        if COPIES * ds[name].nbytes > max_mem:
-            raise UsageError(
-                f"--max-mem {format_size(max_mem)}: {name} ({', '.join(map(str, ds[name].dims))})"
-                f" does not start with {region_dim} and is copied whole, which needs "
-                f"{format_size(COPIES * ds[name].nbytes)}; raise --max-mem"
-            )
+    blocks = plan_blocks(ds, whole, max_mem=max_mem)
     row_bytes = sum(ds[n].dtype.itemsize * math.prod(ds[n].shape[1:]) for n in by_region)
     first = layout.chunks_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
     shards = layout.shards_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
@@ -145,7 +146,9 @@ def _job(
     regions = plan_regions(
         int(ds.sizes[region_dim]), row_bytes=row_bytes, chunk=chunk, max_mem=max_mem
     )
-    return Job(source, target, layout, converted, by_region, whole, region_dim, regions, row_bytes)
+    return Job(
+        source, target, layout, converted, by_region, whole, region_dim, regions, row_bytes, blocks
+    )
 
 
 def _room(job: Job, *, kept: int) -> None:
@@ -196,6 +199,7 @@ def convert(
                 regions=job.regions,
                 region_dim=job.region_dim,
                 mode=verify_mode,
+                blocks=job.blocks,
             )
             storage = {name: target.storage(name) for name in job.converted}
         finally:
@@ -230,11 +234,15 @@ def _start(
     again = resume and job.partial.exists() and job.journal.exists()
     journal = RegionJournal(job.journal, job=job.describe(), resume=again)
     try:
-        return journal, _open(job, fresh=not journal.done)
+        fresh = not journal.done
+        target = _open(job, fresh=fresh)
     except OSError as err:  # the partial file was torn by the crash: start again
         logger.warning("%s cannot be reopened (%s): writing every region again", job.partial, err)
         journal = RegionJournal(job.journal, job=job.describe(), resume=False)
-        return journal, _open(job, fresh=True)
+        fresh, target = True, _open(job, fresh=True)
+    if fresh:  # the variables outside the regions, before the first region's line
+        copy_blocks(job.source.ds, job.blocks, target.write)
+    return journal, target
 
 
 def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget:

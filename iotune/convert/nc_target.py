@@ -39,7 +39,7 @@ class NetcdfTarget:
         *,
         by_region: set[str],
     ) -> NetcdfTarget:
-        """Dimensions, variables and attributes; variables not written by region are copied."""
+        """Dimensions, variables and attributes; no values (see :mod:`iotune.convert.blocks`)."""
         target = cls(path, mode="w")
         ds, nc = source.ds, target.nc
         for dim, length in ds.sizes.items():
@@ -59,14 +59,16 @@ class NetcdfTarget:
             )
             made.set_auto_maskandscale(False)
             made.setncatts(attrs)
-            if name not in by_region:
-                made[...] = var.values
         nc.setncatts(dict(ds.attrs))
         nc.sync()
         return target
 
     def write(self, name: str, start: int, stop: int, values: np.ndarray) -> None:
-        self.nc[name][start:stop] = values
+        var = self.nc[name]
+        if var.ndim == 0:
+            var[...] = values
+        else:
+            var[start:stop] = values
 
     def read(self, name: str, start: int | None = None, stop: int | None = None) -> np.ndarray:
         var = self.nc[name]

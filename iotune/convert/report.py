@@ -79,7 +79,7 @@ def describe(
             }
         )
     return ApplyReport(
-        source=str(source.path),
+        source=source.label(),
         target=str(target),
         settings=settings,
         variables=variables,

@@ -7,10 +7,11 @@ written by region, ``full`` every region, ``none`` nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from iotune.convert.blocks import Block, source_block, target_block
 from iotune.convert.regions import Region, sample
 from iotune.convert.source import Source
 from iotune.core.errors import VerificationError
@@ -36,8 +37,12 @@ def verify(
     regions: Sequence[Region],
     region_dim: str,
     mode: str,
+    blocks: Mapping[str, Sequence[Block]] | None = None,
 ) -> int:
     """Check the target through ``read(name, start, stop)``; return the regions checked.
+
+    ``blocks`` cuts the variables in ``whole`` along their own first dimension (see
+    :mod:`iotune.convert.blocks`); without it each is compared in one piece.
 
     Raises
     ------
@@ -48,7 +53,14 @@ def verify(
         return 0
     checked = list(regions) if mode == "full" else sample(regions)
     for name in whole:
-        if not same(np.asarray(source.ds[name].values), read(name, None, None)):
+        for block in (blocks or {}).get(name) or ():
+            if not same(
+                source_block(source.ds, name, block), target_block(read, source.ds, name, block)
+            ):
+                dim = source.ds[name].dims[0] if source.ds[name].ndim else ""
+                rows = f" rows {block[0]}-{block[1]} of {dim}" if dim else ""
+                raise VerificationError(f"verify: {name}{rows} differs from the source")
+        if blocks is None and not same(np.asarray(source.ds[name].values), read(name, None, None)):
             raise VerificationError(f"verify: {name} differs from the source")
     for region in checked:
         for name in by_region:
