@@ -13,6 +13,7 @@ region reads only its rows.
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,7 +47,7 @@ def expand(given: SourceLike | Sequence[SourceLike]) -> list[Path]:
         if "://" in text or Path(text).exists() or not glob.has_magic(text):
             paths.append(Path(text))
             continue
-        matched = sorted(glob.glob(text))
+        matched = sorted(glob.glob(text))  # noqa: PTH207 (a pattern with its directory)
         if not matched:
             raise UsageError(f"source {text!r}: no file matches")
         paths.extend(Path(m) for m in matched)
@@ -92,7 +93,7 @@ def _combine(paths: list[Path], parts: list[xr.Dataset]) -> Source:
     for path, part in zip(paths[1:], parts[1:], strict=True):
         _check_agrees(path, part, paths[0], parts[0], record)
     order = sorted(range(len(parts)), key=lambda i: _first_last(parts[i], record)[0])
-    for before, after in zip(order, order[1:], strict=False):
+    for before, after in itertools.pairwise(order):
         low, high = _first_last(parts[before], record), _first_last(parts[after], record)
         if high[0] <= low[1]:
             raise UsageError(

@@ -17,7 +17,7 @@ DIMS = ("time", "y", "x")
 
 
 def make_static_source(path: Path) -> Path:
-    """Small ``tas(time, y, x)`` beside a large static ``orog(lat, lon)`` and ``hist(lat, time)``."""
+    """Small ``tas(time, y, x)`` beside large ``orog(lat, lon)`` and ``hist(lat, time)``."""
     import netCDF4
 
     rng = np.random.default_rng(3)

@@ -42,10 +42,8 @@ def test_a_glob_of_files_is_converted_as_one_dataset(tmp_path: Path, suffix: str
     parts = split(whole, data, [(0, 12), (12, 30), (30, 40)])
     target = tmp_path / f"out{suffix}"
     args = ["--settings", "chunks=16x8x8 codec=zlib level=1", "--max-mem", "200KB"]
-    code = main(
-        ["apply", *args, "--verify", "full", "--no-progress", str(data / "part*.nc")]
-        + ["-o", str(target), "--format", "json"]
-    )
+    args += ["--verify", "full", "--no-progress", "--format", "json", "-o", str(target)]
+    code = main(["apply", *args, str(data / "part*.nc")])
     assert code == 0
     assert_same_data(whole, target)  # values, coordinates, attributes, CF encodings
     journal = target.with_name(target.name + ".iotune-journal")
