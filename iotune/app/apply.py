@@ -142,6 +142,9 @@ def apply_with(
         max_mem=limit,
         resume=resume,
         overwrite=overwrite,
+        # a quantised recommendation is verified within the error its objective allowed
+        max_error=objective.max_error if objective is not None else None,
+        min_digits=objective.min_digits if objective is not None else None,
     )
     if not progress:
         return convert(job, resume=resume, overwrite=overwrite, verify_mode=verify)

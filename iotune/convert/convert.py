@@ -22,6 +22,7 @@ from typing import Any
 from iotune.convert.blocks import Block, copy_blocks, plan_blocks
 from iotune.convert.journal import RegionJournal
 from iotune.convert.layout import Layout, check_dtype
+from iotune.convert.lossy import Tolerance, check_variable, tolerance_of
 from iotune.convert.nc_target import NetcdfTarget
 from iotune.convert.regions import Region, plan_regions
 from iotune.convert.report import ApplyReport, describe
@@ -31,6 +32,7 @@ from iotune.convert.verify import VERIFY_MODES, verify
 from iotune.convert.zarr_target import ZarrTarget
 from iotune.core.errors import UsageError
 from iotune.core.units import format_size
+from iotune.model.quantize import ErrorMeter
 
 logger = logging.getLogger(__name__)
 #: test hook: seconds to sleep after each region, so a test can kill a conversion half-way
@@ -54,6 +56,8 @@ class Job:
     row_bytes: int = 0
     #: the variables in ``whole``, in blocks of their own first dimension
     blocks: dict[str, list[Block]] = field(default_factory=dict)
+    #: the error verification allows the quantised (converted) variables; None: lossless
+    tolerance: Tolerance | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -94,8 +98,13 @@ def prepare(
     max_mem: int = DEFAULT_MAX_MEM,
     resume: bool = False,
     overwrite: bool = False,
+    max_error: float | None = None,
+    min_digits: int | None = None,
 ) -> Job:
     """Every pre-flight check, creating nothing.
+
+    ``max_error`` (absolute) and ``min_digits`` tighten the error verification allows
+    a quantised layout (see :mod:`iotune.convert.lossy`).
 
     Raises
     ------
@@ -112,6 +121,7 @@ def prepare(
     source = open_sources(source_path)
     try:
         job = _job(source, where, layout, variables, max_mem)
+        job.tolerance = tolerance_of(layout.lossy, max_error=max_error, min_digits=min_digits)
         partial = job.partial
         if partial.exists() and not (resume or overwrite):
             raise UsageError(
@@ -133,6 +143,7 @@ def _job(
     converted = select_variables(ds, dims=layout.dims, names=names, ndim=ndim)
     for name in converted:
         check_dtype(layout, ds[name].dtype, name)
+        check_variable(layout.lossy, layout.backend, name, ds[name].dtype, dict(ds[name].attrs))
         layout.chunks_for(tuple(map(str, ds[name].dims)), ds[name].shape)
     region_dim = str(ds[converted[0]].dims[0])
     by_region = {str(n) for n, v in ds.variables.items() if v.ndim and v.dims[0] == region_dim}
@@ -191,6 +202,7 @@ def convert(
             if on_bytes is not None:
                 on_bytes(sum(job.bytes_of(r) for r in job.regions if r.index in journal.done))
             _write(job, target, journal, on_bytes)
+            meters: dict[str, ErrorMeter] = {}
             checked = verify(
                 job.source,
                 target.read,
@@ -200,6 +212,9 @@ def convert(
                 region_dim=job.region_dim,
                 mode=verify_mode,
                 blocks=job.blocks,
+                tolerance=job.tolerance,
+                lossy=job.converted,
+                meters=meters,
             )
             storage = {name: target.storage(name) for name in job.converted}
         finally:
@@ -222,6 +237,8 @@ def convert(
         checked=checked,
         verify_mode=verify_mode,
         seconds=time.monotonic() - began,
+        tolerance=job.tolerance,
+        errors={name: meter.result() for name, meter in meters.items()},
     )
 
 

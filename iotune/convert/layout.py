@@ -10,9 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iotune.convert.lossy import parse_quantize
 from iotune.core.errors import NotApplicable, UsageError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model.codecs import Codec, netcdf4_encoding, resolve
+from iotune.model.quantize import Quantize
 
 #: the target formats a conversion writes, by the backend a sweep measured
 FORMATS = ("netcdf4", "zarr")
@@ -32,12 +34,13 @@ class Layout:
     chunks: str | tuple[int, ...]
     codec: Codec
     dims: tuple[str, ...] = ()
-    #: a lossy quantisation the recommendation holds: refused for now (see check_dtype)
-    quantize: str = "none"
+    #: a lossy quantisation (``bitround:10``, ``digits:3``; ``off``): see convert/lossy.py
+    quantize: str = "off"
     #: Zarr shards (a multiple of ``chunks`` along every dimension), None for none
     shards: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "quantize", parse_quantize(self.quantize).label)
         if self.backend not in FORMATS:
             allowed = ", ".join(FORMATS)
             raise UsageError(f"backend: {self.backend!r} cannot be written; allowed: {allowed}")
@@ -75,6 +78,11 @@ class Layout:
                 f"{chunk_label(self.chunks)} along every dimension"
             )
 
+    @property
+    def lossy(self) -> Quantize:
+        """The quantisation, ``Quantize()`` (off) for lossless settings."""
+        return parse_quantize(self.quantize)
+
     def shards_for(self, dims: Sequence[str], shape: Sequence[int]) -> tuple[int, ...] | None:
         """The shard shape of a variable: no longer than the whole chunks that cover it."""
         if self.shards is None or isinstance(self.chunks, str):
@@ -110,6 +118,8 @@ class Layout:
             parts.append(f"shuffle={self.codec.shuffle}")
         if self.shards is not None:
             parts.append(f"shards={chunk_label(self.shards)}")
+        if self.lossy.lossy:
+            parts.append(f"quantize={self.quantize}")
         return " ".join(parts)
 
 
@@ -158,7 +168,7 @@ def layout_of(
     except (NotApplicable, ValueError, KeyError) as err:
         raise UsageError(f"codec: {err}") from err
     chosen = backend or settings.get("backend") or "netcdf4"
-    quantize = str(settings.get("quantize") or "none")
+    quantize = str(settings.get("quantize") or "off")
     shards = settings.get("shards")
     if isinstance(shards, str):
         shards = None if shards == "none" else parse_chunk_label(shards)
@@ -175,14 +185,5 @@ def check_dtype(layout: Layout, dtype: Any, name: str) -> None:
     kind = np.dtype(dtype).kind
     if kind not in "biuf":
         raise UsageError(f"{name}: dtype {np.dtype(dtype)} cannot be converted (allowed: numbers)")
-    if layout.quantize != "none":
-        if kind != "f":
-            raise UsageError(
-                f"{name}: quantize {layout.quantize!r} does not apply to dtype "
-                f"{np.dtype(dtype)} (allowed: floating point)"
-            )
-        raise UsageError(
-            f"{name}: quantize {layout.quantize!r} cannot be applied yet (lossless only)"
-        )
     if layout.codec.info.family == "blosc" and np.dtype(dtype).itemsize > 255:
         raise UsageError(f"{name}: blosc does not apply to items of {np.dtype(dtype).itemsize} B")

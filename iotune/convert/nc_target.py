@@ -17,6 +17,7 @@ from iotune.convert.layout import Layout
 from iotune.convert.source import Source, own_encoding
 from iotune.core.errors import UsageError
 from iotune.model.codecs import netcdf4_encoding
+from iotune.model.quantize import netcdf4_kwargs
 
 
 class NetcdfTarget:
@@ -87,7 +88,8 @@ class NetcdfTarget:
 
 
 def _encoding(var: Any, layout: Layout) -> dict[str, Any]:
-    keywords = dict(netcdf4_encoding(layout.codec))
+    # netCDF-C quantises each slab as it is written, leaving fill values as they are
+    keywords = dict(netcdf4_encoding(layout.codec)) | netcdf4_kwargs(layout.lossy)
     chunks = layout.chunks_for(tuple(map(str, var.dims)), var.shape)
     if chunks == "contiguous":
         if keywords.get("compression"):

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iotune.convert.lossy import Tolerance
 from iotune.convert.source import Source, source_chunks, source_codec
 from iotune.core.units import chunk_label, format_size
 
@@ -25,6 +26,8 @@ class ApplyReport:
     verify: str = "sample"
     regions_verified: int = 0
     seconds: float = 0.0
+    #: a quantised layout's error limits (``Tolerance.to_dict``); None when lossless
+    error_limit: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -36,6 +39,11 @@ class ApplyReport:
                 f"  {var['name']}: chunks {var['chunks_before']} -> {var['chunks_after']}, "
                 f"codec {var['codec_before']} -> {var['codec_after']}"
             )
+            if "max_abs_error" in var:
+                lines.append(
+                    f"    largest error {var['max_abs_error']:.3g} (relative "
+                    f"{var['max_rel_error']:.3g}); allowed {var['error_allowed']}"
+                )
         ratio = self.bytes_after / self.bytes_before if self.bytes_before else float("nan")
         lines.append(
             f"  size {format_size(self.bytes_before, exact=False)} -> "
@@ -63,9 +71,15 @@ def describe(
     checked: int,
     verify_mode: str,
     seconds: float,
+    tolerance: Tolerance | None = None,
+    errors: dict[str, dict[str, float]] | None = None,
 ) -> ApplyReport:
-    """The :class:`ApplyReport` of a finished conversion; ``storage`` as the target reports it."""
-    variables = []
+    """The :class:`ApplyReport` of a finished conversion; ``storage`` as the target reports it.
+
+    ``errors`` are the largest errors verification saw per quantised variable
+    (:meth:`ErrorMeter.result`), within ``tolerance``.
+    """
+    variables: list[dict[str, Any]] = []
     for name in converted:
         var = source.ds[name].variable
         chunks, codec = storage[name]
@@ -78,6 +92,13 @@ def describe(
                 "codec_after": _codec_text(codec),
             }
         )
+        if tolerance is not None and name in (errors or {}):
+            found = (errors or {})[name]
+            variables[-1] |= {
+                "max_abs_error": found["max_abs_error"],
+                "max_rel_error": found["max_rel_error"],
+                "error_allowed": f"{tolerance.label}: {tolerance.text()}",
+            }
     return ApplyReport(
         source=source.label(),
         target=str(target),
@@ -90,6 +111,7 @@ def describe(
         verify=verify_mode,
         regions_verified=checked,
         seconds=round(seconds, 3),
+        error_limit=tolerance.to_dict() if tolerance is not None else None,
     )
 
 

@@ -111,7 +111,12 @@ def _combine(paths: list[Path], parts: list[xr.Dataset]) -> Source:
     )
     # attributes and encodings are those of the first file given, as open_mfdataset keeps them
     combined.attrs = dict(parts[0].attrs)
-    combined.set_close(lambda: [part.close() for part in parts])
+
+    def close_all() -> None:
+        for part in parts:
+            part.close()
+
+    combined.set_close(close_all)
     unlimited = tuple(parts[0].encoding.get("unlimited_dims") or ())
     return Source(paths[0], "netcdf", combined, unlimited, paths=tuple(paths))
 

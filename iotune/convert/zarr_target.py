@@ -19,6 +19,7 @@ import numpy as np
 from iotune.convert.layout import Layout
 from iotune.convert.source import Source, source_chunks
 from iotune.model.codecs import zarr_compressors
+from iotune.model.quantize import zarr_filters
 
 
 class ZarrTarget:
@@ -56,6 +57,8 @@ class ZarrTarget:
                 codec = layout.codec
                 compressors = zarr_compressors(codec, itemsize=var.dtype.itemsize)
                 encoding[str(name)] = {"compressors": compressors}
+                if layout.lossy.lossy:  # BitRound rounds each region as zarr writes it
+                    encoding[str(name)]["filters"] = zarr_filters(layout.lossy)
                 if isinstance(chunks, tuple):
                     encoding[str(name)]["chunks"] = chunks
                 shards = layout.shards_for(tuple(map(str, var.dims)), var.shape)

@@ -93,7 +93,7 @@ def test_an_existing_target_is_refused_unless_overwrite(cf_source: Path, tmp_pat
     ("settings", "dims", "match"),
     [
         ({"chunks": "8x8x8"}, ("time", "lat", "lon"), "no variable of the source"),
-        ({"chunks": "8x8x8", "quantize": "bitround"}, DIMS, "does not apply to dtype int16"),
+        ({"chunks": "8x8x8", "quantize": "bitround:10"}, DIMS, "does not apply to dtype int16"),
     ],
 )
 def test_bad_inputs_create_nothing(cf_source: Path, tmp_path: Path, settings, dims, match) -> None:

@@ -56,7 +56,12 @@ def test_layouts_that_cannot_be_written_are_refused(backend, chunks, codec, matc
 
 
 def test_quantisation_does_not_apply_to_integers() -> None:
-    layout = layout_of({"chunks": "1x2x3", "quantize": "bitround"})
+    from iotune.convert.lossy import check_variable
+
+    layout = layout_of({"chunks": "1x2x3", "quantize": "bitround:10"})
     with pytest.raises(UsageError, match="does not apply to dtype int16"):
-        check_dtype(layout, np.int16, "tas")
+        check_variable(layout.lossy, layout.backend, "tas", np.int16, {})
+    check_variable(layout.lossy, layout.backend, "tas", np.float32, {})
     check_dtype(layout_of({"chunks": "1x2x3"}), np.int16, "tas")
+    with pytest.raises(UsageError, match="quantize: expected 'off' or MODE:N"):
+        layout_of({"chunks": "1x2x3", "quantize": "bitround"})
