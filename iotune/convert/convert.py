@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.convert.blocks import Block, copy_blocks, plan_blocks
+from iotune.convert.h5_target import HDF5_FORMATS, H5Target, file_params, workload_of
 from iotune.convert.journal import RegionJournal
 from iotune.convert.layout import Layout, check_dtype
 from iotune.convert.lossy import Tolerance, check_variable, tolerance_of
@@ -217,6 +218,7 @@ def convert(
                 meters=meters,
             )
             storage = {name: target.storage(name) for name in job.converted}
+            properties = target.properties() if isinstance(target, H5Target) else None
         finally:
             target.close()
         before = job.source.nbytes()
@@ -239,12 +241,13 @@ def convert(
         seconds=time.monotonic() - began,
         tolerance=job.tolerance,
         errors={name: meter.result() for name, meter in meters.items()},
+        file_properties=properties,
     )
 
 
 def _start(
     job: Job, *, resume: bool, overwrite: bool
-) -> tuple[RegionJournal, NetcdfTarget | ZarrTarget]:
+) -> tuple[RegionJournal, NetcdfTarget | ZarrTarget | H5Target]:
     """The journal and the partial target: reopened to resume, else made afresh."""
     if overwrite and not resume:
         _remove(job.partial)
@@ -262,7 +265,14 @@ def _start(
     return journal, target
 
 
-def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget:
+def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget | H5Target:
+    if job.layout.backend in HDF5_FORMATS:
+        if fresh:
+            _remove(job.partial)
+            return H5Target.create(job.partial, job.source, job.layout, job.converted)
+        params = file_params(job.layout, job.source, job.converted)
+        workload = workload_of(job.source, job.converted[0])
+        return H5Target(job.partial, mode="a", params=params, workload=workload)
     if job.layout.backend == "zarr":
         if fresh:
             _remove(job.partial)
@@ -285,7 +295,7 @@ def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget:
 
 def _write(
     job: Job,
-    target: NetcdfTarget | ZarrTarget,
+    target: NetcdfTarget | ZarrTarget | H5Target,
     journal: RegionJournal,
     on_bytes: Callable[[int], None] | None,
 ) -> None:

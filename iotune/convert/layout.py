@@ -10,16 +10,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iotune.backends._hdf5 import CACHE_KNOBS, FILE_KNOBS, resolve_file
 from iotune.convert.lossy import parse_quantize
 from iotune.core.errors import NotApplicable, UsageError
 from iotune.core.units import chunk_label, parse_chunk_label
-from iotune.model.codecs import Codec, netcdf4_encoding, resolve
+from iotune.model import parameters
+from iotune.model.codecs import Codec, h5py_encoding, netcdf4_encoding, resolve
 from iotune.model.quantize import Quantize
 
-#: the target formats a conversion writes, by the backend a sweep measured
-FORMATS = ("netcdf4", "zarr")
+#: the target formats a conversion writes, by the backend a sweep measured (h5py and
+#: h5netcdf: the same netCDF-4-readable HDF5 file, with the file-level knobs)
+FORMATS = ("netcdf4", "zarr", "h5py", "h5netcdf")
+HDF5 = ("h5py", "h5netcdf")
+#: the HDF5 file-level and chunk cache knobs a target carries, as the h5py backend names them
+HDF5_KNOBS = ("chunk_cache", *FILE_KNOBS, *CACHE_KNOBS)
 #: --settings keys
-SETTING_KEYS = ("backend", "chunks", "codec", "level", "shuffle", "quantize", "shards")
+SETTING_KEYS = (
+    "backend",
+    "chunks",
+    "codec",
+    "level",
+    "shuffle",
+    "quantize",
+    "shards",
+    *HDF5_KNOBS,
+)
 
 
 @dataclass(frozen=True)
@@ -38,6 +53,8 @@ class Layout:
     quantize: str = "off"
     #: Zarr shards (a multiple of ``chunks`` along every dimension), None for none
     shards: tuple[int, ...] | None = None
+    #: HDF5 file-level and chunk cache knobs (:data:`HDF5_KNOBS`), as (name, value) pairs
+    hdf5: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "quantize", parse_quantize(self.quantize).label)
@@ -63,6 +80,21 @@ class Layout:
                 netcdf4_encoding(self.codec)
             except NotApplicable as err:
                 raise UsageError(f"codec: {err}") from err
+        if self.hdf5 or self.backend in HDF5:
+            self._check_hdf5()
+
+    def _check_hdf5(self) -> None:
+        """The h5py backend's own rules for its file-level knobs (resolve_file)."""
+        if self.hdf5 and self.backend not in HDF5:
+            raise UsageError(
+                f"{self.hdf5[0][0]}: an HDF5 file-level knob; it applies to backend "
+                f"{' or '.join(HDF5)}, not {self.backend}"
+            )
+        try:
+            h5py_encoding(self.codec)
+            resolve_file(dict(self.hdf5), chunk_label(self.chunks), HDF5_KNOBS)
+        except NotApplicable as err:
+            raise UsageError(f"backend {self.backend}: {err}") from err
 
     def _check_shards(self, shards: tuple[int, ...]) -> None:
         if self.backend != "zarr":
@@ -120,6 +152,7 @@ class Layout:
             parts.append(f"shards={chunk_label(self.shards)}")
         if self.lossy.lossy:
             parts.append(f"quantize={self.quantize}")
+        parts += [f"{k}={parameters.show(k, v)}" for k, v in self.hdf5]
         return " ".join(parts)
 
 
@@ -175,7 +208,13 @@ def layout_of(
     if isinstance(shards, str):
         raise UsageError(f"shards: {shards!r}; allowed: none or AxBxC")
     found = None if shards is None else tuple(int(n) for n in shards)
-    return Layout(str(chosen), chunks, codec, tuple(dims), quantize, found)
+    # parsed as a spec parses them (sizes like 64KiB); a SpecError is a UsageError
+    hdf5 = tuple(
+        (k, parameters.get(k).parse(settings[k], k, None))  # type: ignore[arg-type]
+        for k in HDF5_KNOBS
+        if settings.get(k) is not None
+    )
+    return Layout(str(chosen), chunks, codec, tuple(dims), quantize, found, hdf5)
 
 
 def check_dtype(layout: Layout, dtype: Any, name: str) -> None:

@@ -28,6 +28,8 @@ class ApplyReport:
     seconds: float = 0.0
     #: a quantised layout's error limits (``Tolerance.to_dict``); None when lossless
     error_limit: dict[str, Any] | None = None
+    #: an HDF5 target's file-level properties as the library applied them
+    file_properties: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,6 +51,9 @@ class ApplyReport:
             f"  size {format_size(self.bytes_before, exact=False)} -> "
             f"{format_size(self.bytes_after, exact=False)} ({ratio:.2f}x)"
         )
+        if self.file_properties:
+            shown = ", ".join(f"{k} {v}" for k, v in self.file_properties.items())
+            lines.append(f"  HDF5 file: {shown}")
         resumed = f", {self.regions_skipped} already written" if self.regions_skipped else ""
         lines.append(
             f"  {self.regions} regions{resumed}; verify {self.verify}: "
@@ -73,6 +78,7 @@ def describe(
     seconds: float,
     tolerance: Tolerance | None = None,
     errors: dict[str, dict[str, float]] | None = None,
+    file_properties: dict[str, Any] | None = None,
 ) -> ApplyReport:
     """The :class:`ApplyReport` of a finished conversion; ``storage`` as the target reports it.
 
@@ -112,6 +118,7 @@ def describe(
         regions_verified=checked,
         seconds=round(seconds, 3),
         error_limit=tolerance.to_dict() if tolerance is not None else None,
+        file_properties=file_properties,
     )
 
 

@@ -44,7 +44,7 @@ def test_chunks_are_clipped_to_the_variable() -> None:
 @pytest.mark.parametrize(
     ("backend", "chunks", "codec", "match"),
     [
-        ("h5py", (1, 2, 3), Codec("none"), "backend"),
+        ("posix", (1, 2, 3), Codec("none"), "backend"),
         ("zarr", "contiguous", Codec("none"), "contiguous"),
         ("netcdf4", (1, 2), Codec("none"), "2 lengths"),
         ("netcdf4", (1, 2, 3), Codec("zstd", 3, "byte"), "shuffle"),
