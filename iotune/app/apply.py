@@ -193,7 +193,7 @@ def chosen_layout(
     if backend not in FORMATS:
         raise UsageError(
             f"apply: the recommendation is for backend {backend!r}; apply writes "
-            f"{' or '.join(FORMATS)} (give the configuration with --settings)"
+            f"{', '.join(FORMATS)} (give the configuration with --settings)"
         )
     if backend not in HDF5:  # the HDF5 file-level knobs travel only to an HDF5 file
         found = {k: v for k, v in found.items() if k not in HDF5_KNOBS}

@@ -137,3 +137,40 @@ def test_quantisation_that_would_change_a_zarr_fill_value_is_refused(
         "(BitRound rounds every value); keep more bits or write netcdf4"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["source.nc"]
+
+
+QUANTISED_SWEEP = {
+    "version": 1,
+    "name": "apply-quantised",
+    "backend": "netcdf4",
+    "workload": {"shape": {"time": 32, "y": 64, "x": 64}, "dtype": "float32"},
+    "parameters": {"chunks": [[32, 16, 16]], "codec": ["zlib"], "quantize": ["bitround:8"]},
+    "read": {"patterns": ["timeseries"], "timeseries": {"pixels": 4}},
+    "measure": {"repeats": 2},
+}
+
+
+def test_a_quantised_recommendation_is_applied_within_the_objective_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import netCDF4
+    import yaml
+
+    from iotune.app import api
+
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(QUANTISED_SWEEP, sort_keys=False))
+    api.run(tmp_path / "spec.yaml", out=tmp_path / "results", progress=False)
+    source = make_cf_source(tmp_path / "source.nc")
+    target = tmp_path / "out.nc"
+    args = ["--max-error", "1", "--variables", "pr", "--verify", "full", "--format", "json"]
+    assert main(["apply", str(tmp_path / "results"), str(source), "-o", str(target), *args]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["settings"].endswith("quantize=bitround:8")
+    assert report["error_limit"] == {
+        "quantize": "bitround:8",
+        "max_rel_error": 2.0**-9,
+        "max_abs_error": 1.0,  # the objective's --max-error
+    }
+    assert 0 < report["variables"][0]["max_rel_error"] <= 2.0**-9
+    with netCDF4.Dataset(target) as nc:
+        assert nc["pr"].quantization() == (8, "BitRound")
