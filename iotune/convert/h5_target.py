@@ -21,7 +21,7 @@ from iotune.backends._hdf5 import file_space
 from iotune.backends.h5py_ import access_properties, dataset_kwargs, open_file
 from iotune.convert.layout import Layout
 from iotune.convert.source import Source, own_encoding
-from iotune.core.errors import NotApplicable, UsageError
+from iotune.core.errors import NotApplicable
 from iotune.core.units import chunk_label
 from iotune.model import codecs
 from iotune.model.spec import Workload
@@ -124,12 +124,9 @@ def _storage(var: Any, layout: Layout, params: Mapping[str, Any]) -> dict[str, A
     """``create_dataset`` keywords of a converted variable: chunks, filters, fill/alloc time."""
     keywords = codecs.h5py_encoding(layout.codec) | dataset_kwargs(params)
     chunks = layout.chunks_for(tuple(map(str, var.dims)), var.shape)
-    if chunks == "contiguous":
-        if layout.codec.name != "none":
-            raise UsageError("chunks: contiguous storage cannot be compressed in HDF5")
-    elif chunks == "auto":
+    if chunks == "auto":
         keywords["chunks"] = True
-    else:
+    elif chunks != "contiguous":  # (Layout refuses contiguous with compression)
         keywords["chunks"] = chunks
     return keywords
 

@@ -90,6 +90,8 @@ class Layout:
                 f"{self.hdf5[0][0]}: an HDF5 file-level knob; it applies to backend "
                 f"{' or '.join(HDF5)}, not {self.backend}"
             )
+        if self.chunks == "contiguous" and self.codec.name != "none":
+            raise UsageError("chunks: contiguous storage cannot be compressed in HDF5")
         try:
             h5py_encoding(self.codec)
             resolve_file(dict(self.hdf5), chunk_label(self.chunks), HDF5_KNOBS)

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from iotune.app import api
-from iotune.backends._hdf5 import check_alignment, file_space
+from iotune.backends._hdf5 import check_alignment, dataset_properties, file_space
 from iotune.cli.main import main
 from iotune.convert.convert import convert, prepare
 from iotune.convert.layout import layout_of
@@ -137,6 +137,7 @@ def test_an_interrupted_h5_target_resumes(tmp_path: Path) -> None:
             "quantize bitround:6: h5py cannot quantise (allowed: netcdf4, zarr)",
         ),
         ("chunks=8x8x8 page_size=100", "page_size: '100' is smaller than 512 bytes"),
+        ("chunks=contiguous codec=zlib", "chunks: contiguous storage cannot be compressed in HDF5"),
     ],
 )
 def test_bad_hdf5_settings_exit_2_in_one_line(
@@ -148,3 +149,22 @@ def test_bad_hdf5_settings_exit_2_in_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["source.nc"]
+
+
+def test_a_glob_of_files_and_a_static_field_to_contiguous_hdf5(tmp_path: Path) -> None:
+    """Several sources, a variable copied by blocks and contiguous storage, in one HDF5 file."""
+    from tests.convert.test_sources import split
+
+    whole = make_cf_source(tmp_path / "whole.nc", time=40)
+    with netCDF4.Dataset(whole, "a") as nc:
+        nc.createVariable("orog", "f8", ("y", "x"))[:] = 1.5
+    parts = split(whole, tmp_path, [(0, 25), (25, 40)])
+    target = tmp_path / "out.h5"
+    layout = layout_of({"backend": "h5netcdf", "chunks": "contiguous", "fill_time": "never"})
+    job = prepare(parts, target, layout, variables=["tas", "pr"], max_mem=10_000)
+    assert len(job.blocks["orog"]) > 1
+    convert(job, verify_mode="full")
+    assert_same_data(whole, target)
+    with h5py.File(target, "r") as fh:
+        assert fh["orog"].chunks is None and fh["x"].chunks is None
+        assert dataset_properties(fh["pr"])["fill_time"] == "never"
