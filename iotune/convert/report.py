@@ -57,7 +57,8 @@ class ApplyReport:
         resumed = f", {self.regions_skipped} already written" if self.regions_skipped else ""
         lines.append(
             f"  {self.regions} regions{resumed}; verify {self.verify}: "
-            f"{self.regions_verified} regions equal; {self.seconds:.1f} s"
+            f"{self.regions_verified} regions {'within the error' if self.error_limit else 'equal'}"
+            f"; {self.seconds:.1f} s"
         )
         return "\n".join(lines)
 
