@@ -203,20 +203,7 @@ def convert(
             if on_bytes is not None:
                 on_bytes(sum(job.bytes_of(r) for r in job.regions if r.index in journal.done))
             _write(job, target, journal, on_bytes)
-            meters: dict[str, ErrorMeter] = {}
-            checked = verify(
-                job.source,
-                target.read,
-                by_region=sorted(job.by_region),
-                whole=job.whole,
-                regions=job.regions,
-                region_dim=job.region_dim,
-                mode=verify_mode,
-                blocks=job.blocks,
-                tolerance=job.tolerance,
-                lossy=job.converted,
-                meters=meters,
-            )
+            checked, meters = _verify(job, target, verify_mode)
             storage = {name: target.storage(name) for name in job.converted}
             properties = target.properties() if isinstance(target, H5Target) else None
         finally:
@@ -243,6 +230,27 @@ def convert(
         errors={name: meter.result() for name, meter in meters.items()},
         file_properties=properties,
     )
+
+
+def _verify(
+    job: Job, target: NetcdfTarget | ZarrTarget | H5Target, mode: str
+) -> tuple[int, dict[str, ErrorMeter]]:
+    """The regions verified, and the largest errors per quantised variable."""
+    meters: dict[str, ErrorMeter] = {}
+    checked = verify(
+        job.source,
+        target.read,
+        by_region=sorted(job.by_region),
+        whole=job.whole,
+        regions=job.regions,
+        region_dim=job.region_dim,
+        mode=mode,
+        blocks=job.blocks,
+        tolerance=job.tolerance,
+        lossy=job.converted,
+        meters=meters,
+    )
+    return checked, meters
 
 
 def _start(
