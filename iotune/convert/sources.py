@@ -44,7 +44,9 @@ def expand(given: SourceLike | Sequence[SourceLike]) -> list[Path]:
     paths: list[Path] = []
     for item in items:
         text = os.fspath(item)
-        if "://" in text or Path(text).exists() or not glob.has_magic(text):
+        if "://" in text:
+            raise UsageError(f"source {text}: several sources must be local files")
+        if Path(text).exists() or not glob.has_magic(text):
             paths.append(Path(text))
             continue
         matched = sorted(glob.glob(text))  # noqa: PTH207 (a pattern with its directory)
@@ -62,6 +64,9 @@ def open_sources(given: SourceLike | Sequence[SourceLike]) -> Source:
     UsageError
         A file is missing or unreadable, or does not combine with the first one.
     """
+    items = [given] if isinstance(given, str | os.PathLike) else list(given)
+    if len(items) == 1 and "://" in os.fspath(items[0]):
+        return open_source(items[0])  # a URL goes as it is (a Path would fold its "//")
     paths = expand(given)
     if len(paths) == 1:
         return open_source(paths[0])
