@@ -97,6 +97,10 @@ def _combine(paths: list[Path], parts: list[xr.Dataset]) -> Source:
     record = _record_dim(paths, parts)
     for path, part in zip(paths[1:], parts[1:], strict=True):
         _check_agrees(path, part, paths[0], parts[0], record)
+    for path, part in zip(paths, parts, strict=True):
+        values = part[record].values
+        if len(values) > 1 and not (values[1:] > values[:-1]).all():
+            raise UsageError(f"source {path}: its {record} values do not increase")
     order = sorted(range(len(parts)), key=lambda i: _first_last(parts[i], record)[0])
     for before, after in itertools.pairwise(order):
         low, high = _first_last(parts[before], record), _first_last(parts[after], record)

@@ -91,6 +91,10 @@ def rewrite(path: Path, change) -> None:
             "mean other things)",
         ),
         (
+            lambda ds: ds.assign_coords(time=ds.time.copy(data=ds.time.values[::-1])),
+            "{p}: its time values do not increase",
+        ),
+        (
             lambda ds: ds.drop_vars("pr"),
             "{p}: variables (tas, time, time_bnds, x, y) differ from {q}'s (pr, tas",
         ),
