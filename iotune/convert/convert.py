@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iotune.convert.blocks import Block, copy_blocks, plan_blocks
 from iotune.convert.h5_target import HDF5_FORMATS, H5Target, file_params, workload_of
 from iotune.convert.journal import RegionJournal
 from iotune.convert.layout import Layout, check_dtype
@@ -30,6 +29,7 @@ from iotune.convert.report import ApplyReport, describe
 from iotune.convert.source import Source, disk_bytes, select_variables
 from iotune.convert.sources import SourceLike, open_sources
 from iotune.convert.verify import VERIFY_MODES, verify
+from iotune.convert.whole import Rows, copy_whole, plan_whole
 from iotune.convert.zarr_target import ZarrTarget
 from iotune.core.errors import UsageError
 from iotune.core.units import format_size
@@ -55,8 +55,8 @@ class Job:
     regions: list[Region]
     #: bytes of one row of the region dimension over the variables written by region
     row_bytes: int = 0
-    #: the variables in ``whole``, in blocks of their own first dimension
-    blocks: dict[str, list[Block]] = field(default_factory=dict)
+    #: the variables in ``whole``, in blocks of rows of their own first dimension
+    whole_blocks: dict[str, list[Rows]] = field(default_factory=dict)
     #: the error verification allows the quantised (converted) variables; None: lossless
     tolerance: Tolerance | None = None
 
@@ -149,7 +149,7 @@ def _job(
     region_dim = str(ds[converted[0]].dims[0])
     by_region = {str(n) for n, v in ds.variables.items() if v.ndim and v.dims[0] == region_dim}
     whole = [str(n) for n in ds.variables if n not in by_region]
-    blocks = plan_blocks(ds, whole, max_mem=max_mem)
+    whole_blocks = plan_whole(ds, whole, max_mem=max_mem)
     row_bytes = sum(ds[n].dtype.itemsize * math.prod(ds[n].shape[1:]) for n in by_region)
     first = layout.chunks_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
     shards = layout.shards_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
@@ -158,9 +158,9 @@ def _job(
     regions = plan_regions(
         int(ds.sizes[region_dim]), row_bytes=row_bytes, chunk=chunk, max_mem=max_mem
     )
-    return Job(
-        source, target, layout, converted, by_region, whole, region_dim, regions, row_bytes, blocks
-    )
+    job = Job(source, target, layout, converted, by_region, whole, region_dim, regions, row_bytes)
+    job.whole_blocks = whole_blocks
+    return job
 
 
 def _room(job: Job, *, kept: int) -> None:
@@ -245,7 +245,7 @@ def _verify(
         regions=job.regions,
         region_dim=job.region_dim,
         mode=mode,
-        blocks=job.blocks,
+        whole_blocks=job.whole_blocks,
         tolerance=job.tolerance,
         lossy=job.converted,
         meters=meters,
@@ -269,7 +269,7 @@ def _start(
         journal = RegionJournal(job.journal, job=job.describe(), resume=False)
         fresh, target = True, _open(job, fresh=True)
     if fresh:  # the variables outside the regions, before the first region's line
-        copy_blocks(job.source.ds, job.blocks, target.write)
+        copy_whole(job.source.ds, job.whole_blocks, target.write)
     return journal, target
 
 

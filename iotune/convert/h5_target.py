@@ -93,6 +93,14 @@ class H5Target:
         else:
             dset[start:stop] = values
 
+    def write_block(self, name: str, index: tuple[slice, ...], values: np.ndarray) -> None:
+        """Write ``values`` at ``index`` (one slice per dimension) of variable ``name``."""
+        self.h5[name][index] = values
+
+    def read_block(self, name: str, index: tuple[slice, ...]) -> np.ndarray:
+        """The stored values at ``index`` of variable ``name``."""
+        return np.asarray(self.h5[name][index])
+
     def read(self, name: str, start: int | None = None, stop: int | None = None) -> np.ndarray:
         dset = self.h5[name]
         return np.asarray(dset[()] if start is None else dset[start:stop])

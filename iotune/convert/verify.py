@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 
 import numpy as np
 
-from iotune.convert.blocks import Block, source_block, target_block
 from iotune.convert.lossy import Tolerance, within
 from iotune.convert.regions import Region, sample
 from iotune.convert.source import Source
+from iotune.convert.whole import Rows, source_rows, target_rows
 from iotune.core.errors import VerificationError
 from iotune.model.quantize import ErrorMeter
 
@@ -41,15 +41,15 @@ def verify(
     regions: Sequence[Region],
     region_dim: str,
     mode: str,
-    blocks: Mapping[str, Sequence[Block]] | None = None,
+    whole_blocks: Mapping[str, Sequence[Rows]] | None = None,
     tolerance: Tolerance | None = None,
     lossy: Sequence[str] = (),
     meters: MutableMapping[str, ErrorMeter] | None = None,
 ) -> int:
     """Check the target through ``read(name, start, stop)``; return the regions checked.
 
-    ``blocks`` cuts the variables in ``whole`` along their own first dimension (see
-    :mod:`iotune.convert.blocks`); without it each is compared in one piece.  The
+    ``whole_blocks`` cuts the variables in ``whole`` along their own first dimension (see
+    :mod:`iotune.convert.whole`); without it each is compared in one piece.  The
     variables in ``lossy`` are compared within ``tolerance``, their largest errors
     kept in ``meters`` (one :class:`ErrorMeter` per variable).
 
@@ -78,13 +78,13 @@ def verify(
 
     for name in whole:
         var = source.ds[name]
-        if blocks is None:
+        if whole_blocks is None:
             equal(name, np.asarray(var.values), read(name, None, None), "")
             continue
-        for block in blocks.get(name) or ():
+        for block in whole_blocks.get(name) or ():
             rows = f" rows {block[0]}-{block[1]} of {var.dims[0]}" if var.ndim else ""
-            got = target_block(read, source.ds, name, block)
-            equal(name, source_block(source.ds, name, block), got, rows)
+            got = target_rows(read, source.ds, name, block)
+            equal(name, source_rows(source.ds, name, block), got, rows)
     for region in checked:
         for name in by_region:
             cut = {region_dim: slice(region.start, region.stop)}

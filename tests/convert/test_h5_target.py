@@ -162,7 +162,7 @@ def test_a_glob_of_files_and_a_static_field_to_contiguous_hdf5(tmp_path: Path) -
     target = tmp_path / "out.h5"
     layout = layout_of({"backend": "h5netcdf", "chunks": "contiguous", "fill_time": "never"})
     job = prepare(parts, target, layout, variables=["tas", "pr"], max_mem=10_000)
-    assert len(job.blocks["orog"]) > 1
+    assert len(job.whole_blocks["orog"]) > 1
     convert(job, verify_mode="full")
     assert_same_data(whole, target)
     with h5py.File(target, "r") as fh:

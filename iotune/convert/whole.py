@@ -22,12 +22,12 @@ if TYPE_CHECKING:
     import xarray as xr
 
 #: rows [start, stop) of a variable's first dimension; (0, 0) for a scalar
-Block = tuple[int, int]
+Rows = tuple[int, int]
 Writer = Callable[[str, int, int, np.ndarray], None]
 Reader = Callable[[str, int | None, int | None], np.ndarray]
 
 
-def plan_blocks(ds: xr.Dataset, names: Iterable[str], *, max_mem: int) -> dict[str, list[Block]]:
+def plan_whole(ds: xr.Dataset, names: Iterable[str], *, max_mem: int) -> dict[str, list[Rows]]:
     """The blocks of each variable in ``names``, cut along its own first dimension.
 
     Raises
@@ -35,7 +35,7 @@ def plan_blocks(ds: xr.Dataset, names: Iterable[str], *, max_mem: int) -> dict[s
     UsageError
         One row of a variable (an index along its first dimension) does not fit ``max_mem``.
     """
-    planned: dict[str, list[Block]] = {}
+    planned: dict[str, list[Rows]] = {}
     for name in names:
         var = ds[name]
         if var.ndim == 0:
@@ -54,7 +54,7 @@ def plan_blocks(ds: xr.Dataset, names: Iterable[str], *, max_mem: int) -> dict[s
     return planned
 
 
-def source_block(ds: xr.Dataset, name: str, block: Block) -> np.ndarray:
+def source_rows(ds: xr.Dataset, name: str, block: Rows) -> np.ndarray:
     """The stored values of one block of a source variable."""
     var = ds[name]
     if var.ndim == 0:
@@ -62,14 +62,14 @@ def source_block(ds: xr.Dataset, name: str, block: Block) -> np.ndarray:
     return np.asarray(var.isel({var.dims[0]: slice(*block)}).values)
 
 
-def copy_blocks(ds: xr.Dataset, blocks: Mapping[str, Sequence[Block]], write: Writer) -> None:
+def copy_whole(ds: xr.Dataset, blocks: Mapping[str, Sequence[Rows]], write: Writer) -> None:
     """Write every block of every variable through ``write(name, start, stop, values)``."""
     for name, planned in blocks.items():
         for block in planned:
-            write(name, *block, source_block(ds, name, block))
+            write(name, *block, source_rows(ds, name, block))
 
 
-def target_block(read: Reader, ds: xr.Dataset, name: str, block: Block) -> np.ndarray:
+def target_rows(read: Reader, ds: xr.Dataset, name: str, block: Rows) -> np.ndarray:
     """The same block read from the target (a scalar is read whole)."""
     if ds[name].ndim == 0:
         return np.asarray(read(name, None, None))

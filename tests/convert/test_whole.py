@@ -41,9 +41,9 @@ def test_static_fields_larger_than_the_limit_are_copied_by_blocks(
     target = tmp_path / f"out{suffix}"
     layout = layout_of({"chunks": "4x8x8", "backend": suffix.strip(".").replace("nc", "netcdf4")})
     job = prepare(source, target, layout, max_mem=20_000)  # orog alone needs 64 KiB
-    assert job.blocks["orog"] == [(0, 19), (19, 38), (38, 57), (57, 64)]  # 19 rows of 512 B
-    assert all(2 * 512 * (b - a) <= 20_000 for a, b in job.blocks["orog"])
-    assert job.blocks["scale"] == [(0, 0)]
+    assert job.whole_blocks["orog"] == [(0, 19), (19, 38), (38, 57), (57, 64)]  # 19 rows of 512 B
+    assert all(2 * 512 * (b - a) <= 20_000 for a, b in job.whole_blocks["orog"])
+    assert job.whole_blocks["scale"] == [(0, 0)]
     convert(job, verify_mode="full")
     engine = "zarr" if suffix == ".zarr" else "netcdf4"
     with xr.open_dataset(source) as before, xr.open_dataset(target, engine=engine) as after:
@@ -67,13 +67,13 @@ def test_a_row_too_large_for_the_limit_is_refused_in_one_line(
 
 
 def test_a_block_that_differs_fails_verification(tmp_path: Path) -> None:
-    from iotune.convert.blocks import plan_blocks
     from iotune.convert.source import open_source
     from iotune.convert.verify import verify
+    from iotune.convert.whole import plan_whole
     from iotune.core.errors import VerificationError
 
     source = open_source(make_static_source(tmp_path / "static.nc"))
-    blocks = plan_blocks(source.ds, ["orog"], max_mem=20_000)
+    blocks = plan_whole(source.ds, ["orog"], max_mem=20_000)
 
     def read(name: str, start: int | None, stop: int | None) -> np.ndarray:
         values = np.array(source.ds[name].values[start:stop])
@@ -90,6 +90,6 @@ def test_a_block_that_differs_fails_verification(tmp_path: Path) -> None:
             regions=[],
             region_dim="time",
             mode="full",
-            blocks=blocks,
+            whole_blocks=blocks,
         )
     source.close()
