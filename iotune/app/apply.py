@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from iotune.convert.after import measure_after, read_patterns, record_path
 from iotune.convert.convert import DEFAULT_MAX_MEM, Job, convert, prepare
-from iotune.convert.layout import FORMATS, Layout, layout_of, parse_settings
+from iotune.convert.layout import FORMATS, HDF5, HDF5_KNOBS, Layout, layout_of, parse_settings
 from iotune.convert.predict import Prediction, predict
 from iotune.convert.report import ApplyReport
+from iotune.convert.sources import SourceLike
 from iotune.core.errors import UsageError
 from iotune.core.units import parse_size
 from iotune.model.objective import Objective
@@ -27,10 +28,13 @@ if TYPE_CHECKING:
 
 __all__ = ["ApplyReport", "Prediction", "apply", "apply_with", "chosen_layout"]
 
+#: the format a --settings configuration writes by the target's suffix (else netcdf4)
+SUFFIXES = {".zarr": "zarr", ".h5": "h5py", ".hdf5": "h5py"}
+
 
 def apply(
     results: str | Path | xr.Dataset | None,
-    source: str | os.PathLike[str],
+    source: SourceLike | Sequence[SourceLike],
     target: str | os.PathLike[str],
     *,
     settings: str | None = None,
@@ -57,13 +61,17 @@ def apply(
     results
         A results file, its directory or Dataset; may be None with ``settings``.
     source
-        A local netCDF/HDF5 file or Zarr store.
+        A local netCDF/HDF5 file or Zarr store; or several netCDF/HDF5 files (a list,
+        or a glob such as ``"data/tas_*.nc"``) opened as one dataset along the
+        dimension whose coordinate differs between them, as ``open_mfdataset`` does.
     target
-        Where to write: a netCDF4 file or a Zarr v3 store, by the recommended backend.
+        Where to write: a netCDF4 file, a Zarr v3 store, or an HDF5 file (h5py/h5netcdf
+        backends, with the recommendation's file-level knobs), by the recommended backend.
     settings
         An explicit configuration instead of the recommendation,
         ``"chunks=1x256x256 codec=zstd level=3"`` (``backend=zarr`` to choose the
-        format; default by the target's suffix, ``.zarr`` for Zarr).
+        format; default by the target's suffix: ``.zarr`` Zarr, ``.h5``/``.hdf5`` HDF5 through
+        h5netcdf with the file-level knobs, else netCDF4).
     objective, weights, max_size, max_ratio_loss, max_error, min_digits
         What "best" means, as for :func:`iotune.recommend`.
     variables
@@ -133,7 +141,7 @@ def apply(
 
 def apply_with(
     results: str | Path | xr.Dataset | None,
-    source: str | os.PathLike[str],
+    source: SourceLike | Sequence[SourceLike],
     target: str | os.PathLike[str],
     *,
     objective: Objective | None,
@@ -164,6 +172,9 @@ def apply_with(
         max_mem=limit,
         resume=resume,
         overwrite=overwrite,
+        # a quantised recommendation is verified within the error its objective allowed
+        max_error=objective.max_error if objective is not None else None,
+        min_digits=objective.min_digits if objective is not None else None,
     )
     if dry_run:
         try:
@@ -212,7 +223,7 @@ def chosen_layout(
     dims = tuple(ds.iotune.workload.get("shape") or ()) if ds is not None else ()
     if settings is not None:
         given = parse_settings(settings)
-        backend = given.pop("backend", None) or ("zarr" if target.suffix == ".zarr" else "netcdf4")
+        backend = given.pop("backend", None) or SUFFIXES.get(target.suffix, "netcdf4")
         return layout_of(given, dims=dims, backend=backend)
     if ds is None:
         raise UsageError("apply: give a RESULTS file, or the configuration with --settings")
@@ -224,8 +235,10 @@ def chosen_layout(
     if backend not in FORMATS:
         raise UsageError(
             f"apply: the recommendation is for backend {backend!r}; apply writes "
-            f"{' or '.join(FORMATS)} (give the configuration with --settings)"
+            f"{', '.join(FORMATS)} (give the configuration with --settings)"
         )
+    if backend not in HDF5:  # the HDF5 file-level knobs travel only to an HDF5 file
+        found = {k: v for k, v in found.items() if k not in HDF5_KNOBS}
     return layout_of(found, dims=dims, backend=backend)
 
 

@@ -198,8 +198,8 @@ def apply(args: argparse.Namespace) -> int:
     from iotune.core.errors import UsageError
 
     wanted = 1 if args.settings else 2
-    if len(args.inputs) != wanted:
-        shape = "SOURCE with --settings" if args.settings else "RESULTS SOURCE"
+    if len(args.inputs) < wanted:
+        shape = "SOURCE... with --settings" if args.settings else "RESULTS SOURCE..."
         raise UsageError(f"apply: give {shape}, not {len(args.inputs)} paths")
     given = [name for name in actions.OBJECTIVE_OPTIONS if getattr(args, name) is not None]
     if args.settings and given:
@@ -209,7 +209,7 @@ def apply(args: argparse.Namespace) -> int:
     with stop_on_signals():  # SIGTERM unwinds like Ctrl-C: the partial target stays resumable
         report = api.apply_with(
             results,
-            args.inputs[-1],
+            args.inputs[wanted - 1 :],  # several sources: one dataset, as open_mfdataset
             args.out,
             objective=None if args.settings else actions.objective_of(args),
             settings=args.settings,

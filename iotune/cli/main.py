@@ -145,12 +145,18 @@ def _apply_parser(sub: Any) -> None:
     p.add_argument(
         "inputs",
         nargs="+",
-        metavar="[RESULTS] SOURCE",
-        help="results.nc (not with --settings) and the netCDF/HDF5 file or Zarr store",
+        metavar="PATH",
+        help="RESULTS SOURCE... (SOURCE... with --settings): results.nc, then the "
+        "netCDF/HDF5 file or Zarr store; several files or a quoted glob ('data/tas_*.nc') "
+        "are one dataset along their record dimension",
     )
     p.add_argument("-o", "--out", type=Path, required=True, help="the target file or store")
     _objective(p)
-    p.add_argument("--settings", help='the configuration instead: "chunks=1x256x256 codec=zstd"')
+    p.add_argument(
+        "--settings",
+        help='the configuration instead: "chunks=1x256x256 codec=zstd" (also backend=, level=, '
+        "shuffle=, quantize=, shards=, and HDF5 file knobs such as page_size=4MiB)",
+    )
     p.add_argument(
         "--variables",
         help="comma-separated variables to convert (default: those with the workload's dimensions)",

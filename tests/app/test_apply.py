@@ -67,7 +67,7 @@ def written(journal: Path) -> list[int]:
     return [json.loads(line)["written"] for line in lines if line.endswith("}")]
 
 
-@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+@pytest.mark.parametrize("suffix", [".nc", ".zarr", ".h5"])
 def test_kill_half_way_then_resume(tmp_path: Path, suffix: str) -> None:
     source = make_cf_source(tmp_path / "source.nc", time=64)
     target, reference = tmp_path / f"out{suffix}", tmp_path / f"reference{suffix}"
