@@ -107,6 +107,12 @@ def measure_after(
     """
     name = job.converted[0]
     source_path, target_path = Path(job.source.path), Path(job.target)
+    if len(job.source.paths) > 1:  # the patterns read one store; the source is several
+        why = "the source is several files; the patterns read one file or store"
+        record = _record(ds, job, report, name=name, repeats=0, patterns={})
+        record["skipped"] = why
+        record_path(target_path).write_text(json.dumps(record, indent=1, default=str) + "\n")
+        return record
     workload, read = _sweep_sizes(ds, job, name)
     count = max(MIN_REPEATS, repeats or _sweep_repeats(ds))
     limit = (
@@ -252,6 +258,8 @@ def _read_params(ds: xr.Dataset | None, job: Any) -> dict[str, Any]:
 
 def after_text(record: dict[str, Any]) -> list[str]:
     """Lines for the terminal: per pattern the speedup, its interval and the medians."""
+    if record.get("skipped"):
+        return [f"  not measured after: {record['skipped']}"]
     lines = [
         f"  measured after ({record['repeats']} cold repeats per side, {record['variable']}; "
         f"record {record['record']}):"

@@ -47,9 +47,12 @@ def test_the_recommendation_is_written(sweep, tmp_path: Path) -> None:
     rec = api.recommend(results, objective="read:timeseries")
     report = api.apply(results, source, target, objective="read:timeseries", verify="full")
     assert_same_data(source, target)
-    assert rec.winner.settings["chunks"] == "64x16x16"  # time series win time-series reads
-    assert report.variables[0]["chunks_after"] == "40x16x16"  # 40 steps in the source
-    assert report.settings.startswith(f"backend={backend} chunks=64x16x16")
+    # what was written is what recommend picked (which one wins is the sweep's to
+    # measure: on a loaded machine noise may pick the other codec); chunks read back
+    chunks, codec = rec.winner.settings["chunks"], rec.winner.settings["codec"]
+    steps = [min(int(n), 40) for n in chunks.split("x")]  # 40 steps in the source
+    assert report.variables[0]["chunks_after"] == "x".join(map(str, steps))
+    assert report.settings.startswith(f"backend={backend} chunks={chunks} codec={codec}")
 
 
 def run_cli(*args: str, delay: float = 0.0) -> subprocess.Popen[str]:
