@@ -282,3 +282,22 @@ def test_disk_full_fails_the_trial_cleans_scratch_and_goes_on(
     assert ds["status"].sel(codec="zlib").item() == "ok"
     assert ds["status"].sel(codec="bzip2").item() == "ok"
     assert list(small_tmpfs.iterdir()) == []  # scratch cleaned, also after the failure
+
+
+def test_every_file_a_run_writes_honours_the_umask(tmp_path, make_spec):
+    """Colleagues on a shared file system can read what iotune wrote under umask 022."""
+    spec = make_spec({"baselines": ["library"]})
+
+    def umask_022() -> None:
+        os.umask(0o022)
+
+    cmd = [sys.executable, "-m", "iotune", "run", str(spec), "-o", str(tmp_path / "out"), "--plot"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, preexec_fn=umask_022)
+    assert proc.returncode == 0, proc.stderr
+    written = [p for p in (tmp_path / "out").rglob("*")]
+    assert any(p.name == "results.nc" for p in written)
+    assert any(p.suffix == ".png" for p in written)
+    for path in written:
+        mode = path.stat().st_mode & 0o777
+        expected = 0o755 if path.is_dir() else 0o644
+        assert mode == expected, f"{path.relative_to(tmp_path)}: {oct(mode)}, not {oct(expected)}"
