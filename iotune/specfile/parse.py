@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from iotune.core.errors import SpecError
+from iotune.core.errors import SpecError, reason
 from iotune.measuring.precision import MIN_AUTO_REPEATS
 from iotune.model.checks import choice, fail, integer, mapping, section
 from iotune.model.parameters import generic as generic_parameters
@@ -108,8 +108,7 @@ def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
     try:
         info = describe_file(path, data["variable"])
     except (OSError, ValueError, KeyError) as err:
-        reason = str(err.args[0] if err.args else err).strip().splitlines()[0]
-        raise fail("workload.path", f"cannot use {str(path)!r}: {reason}") from err
+        raise fail("workload.path", f"cannot use {str(path)!r}: {reason(err)}") from err
     return {"path": str(path.resolve()), "variable": data["variable"], **info}
 
 
