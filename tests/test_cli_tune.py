@@ -49,15 +49,41 @@ def test_replay_with_weights_and_a_strategy(grid_path: Path, tmp_path: Path, cap
     ("args", "message"),
     [
         (["tune"], "iotune: error: tune: give a SPEC, or --replay GRID.nc"),
-        (["tune", str(QUICK), "--strategy", "annealing"], "search.strategy: unknown value"),
-        (["tune", str(QUICK), "--budget", "0"], "search.budget: 0 is out of range"),
-        (["tune", str(QUICK), "--objective", "read:nope"], "search.objective: unknown metric"),
+        (
+            ["tune", str(QUICK), "--strategy", "annealing"],
+            "iotune: error: --strategy: unknown value 'annealing'; "
+            "allowed: grid, random, tpe, gp, auto",
+        ),
+        (
+            ["tune", str(QUICK), "--budget", "1m"],
+            "iotune: error: --budget: '1m': unknown unit 'm'; allowed: trials (an integer), "
+            "a share like 25%, or a time like 30min, 2h, 90s",
+        ),
+        (
+            ["tune", str(QUICK), "--objective", "read:nope"],
+            "iotune: error: --objective: unknown metric 'read:nope'; allowed: write, read:full, "
+            "read:spatial, read:timeseries, or weights like write=1,read:spatial=2",
+        ),
+        (
+            ["tune", str(QUICK), "--prior", "nope.nc"],
+            "iotune: error: --prior: no results at nope.nc",
+        ),
     ],
 )
 def test_usage_errors_exit_2_in_one_line(args: list[str], message: str, capsys) -> None:
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_a_budget_without_a_unit_says_it_counts_trials(capsys) -> None:
+    """The flag the user typed is named, not the spec key it overrides."""
+    assert main(["tune", str(QUICK), "--budget", "0"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "iotune: --budget 0 counts trials (time on the machine: 0min, 0s or 0h)",
+        "iotune: error: --budget: 0 is out of range; allowed: >= 2",
+    ]
 
 
 def test_replaying_a_search_is_refused(grid_path: Path, tmp_path: Path, capsys) -> None:

@@ -114,16 +114,27 @@ def tune(args: argparse.Namespace) -> int:
     from iotune.app import api
     from iotune.app.tuning import search_overrides
     from iotune.cli import actions
-    from iotune.core.errors import UsageError
+    from iotune.core.errors import SpecError, UsageError
 
     if args.spec is None and args.replay is None:
         raise UsageError("tune: give a SPEC, or --replay GRID.nc")
     names = ("strategy", "budget", "seed", "prior", "parallel", *actions.OBJECTIVE_OPTIONS)
-    search = search_overrides(**{name: getattr(args, name) for name in names})
+    given = {name: getattr(args, name) for name in names}
+    search = search_overrides(**given)
+    if isinstance(args.budget, str) and args.budget.isdigit():
+        # a bare number is trials; someone who meant time should know before the hours pass
+        print(
+            f"iotune: --budget {args.budget} counts trials "
+            f"(time on the machine: {args.budget}min, {args.budget}s or {args.budget}h)",
+            file=sys.stderr,
+        )
     options = actions.run_options(args)
-    ds = api.tune_with(
-        args.spec, options, search=search, replay=args.replay, progress=not args.no_progress
-    )
+    try:
+        ds = api.tune_with(
+            args.spec, options, search=search, replay=args.replay, progress=not args.no_progress
+        )
+    except SpecError as err:
+        raise actions.named_by_flag(err, given, section="search") from err
     print(api.search_text(ds))
     if args.out is not None or args.replay is None:
         out = args.out or api.tune_out(str(ds.attrs["name"]))
