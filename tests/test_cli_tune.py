@@ -92,3 +92,30 @@ def test_replaying_a_search_is_refused(grid_path: Path, tmp_path: Path, capsys) 
     capsys.readouterr()
     assert main(["tune", "--replay", str(out / "results.nc")]) == 2
     assert "these are a search's results, not a grid" in capsys.readouterr().err
+
+
+def test_replaying_a_grid_of_the_users_file_needs_no_data(tmp_path: Path, capsys) -> None:
+    """A replay reads only the results: the source file may be gone or elsewhere."""
+    import numpy as np
+    import xarray as xr
+    import yaml
+
+    source = tmp_path / "tas.nc"
+    values = np.random.default_rng(0).normal(280, 5, (8, 16, 16)).astype("float32")
+    xr.Dataset({"tas": (("time", "lat", "lon"), values)}).to_netcdf(source)
+    spec = {
+        "version": 1,
+        "name": "mine",
+        "workload": {"field": "file", "path": "tas.nc", "variable": "tas"},
+        "parameters": {"chunks": [[8, 4, 4], [1, 16, 16]], "codec": ["none", "zlib"]},
+        "read": {"patterns": ["timeseries"], "timeseries": {"pixels": 4}},
+        "measure": {"repeats": 1, "cache": "warm", "fsync": False},
+    }
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(spec))
+    grid = tmp_path / "grid"
+    assert main(["run", str(tmp_path / "mine.yaml"), "-o", str(grid), "--no-progress"]) == 0
+    source.unlink()
+    capsys.readouterr()
+    args = ["tune", "--replay", str(grid), "--budget", "3", "--no-progress"]
+    assert main(args) == 0, capsys.readouterr().err
+    assert "search 'mine': auto (seed 0), 3 of 3 trials" in capsys.readouterr().out
