@@ -301,3 +301,41 @@ def test_every_file_a_run_writes_honours_the_umask(tmp_path, make_spec):
         mode = path.stat().st_mode & 0o777
         expected = 0o755 if path.is_dir() else 0o644
         assert mode == expected, f"{path.relative_to(tmp_path)}: {oct(mode)}, not {oct(expected)}"
+
+
+def test_a_library_refusal_is_one_line_per_reason_not_the_libraries_stderr(tmp_path):
+    """netCDF-C's blosc filter fails on chunks it cannot shrink and prints a line per chunk.
+
+    The terminal gets one line per reason with the settings the failed points share and
+    what exit 1 means; the trial's record keeps the cause and the library's own words.
+    """
+    import yaml
+
+    spec = {
+        "version": 1,
+        "name": "noisy",
+        "workload": {"shape": {"time": 8, "y": 64, "x": 64}, "dtype": "float32", "field": "random"},
+        "parameters": {
+            "chunks": [[8, 16, 16]],
+            "codec": ["blosc-lz4"],
+            "shuffle": ["none", "byte"],
+        },
+        "read": {"patterns": ["full"]},
+        "measure": {"repeats": 1, "cache": "warm", "fsync": False},
+    }
+    (tmp_path / "noisy.yaml").write_text(yaml.safe_dump(spec))
+    proc = iotune("run", tmp_path / "noisy.yaml", "-o", tmp_path / "out", "--no-progress")
+    assert proc.returncode == 1, proc.stderr
+    cause = (
+        "netCDF-C's blosc filter cannot store a chunk that blosc does not shrink "
+        "(noisy data without shuffle); use shuffle=byte or another codec"
+    )
+    assert proc.stderr.splitlines() == [
+        f"iotune: 1 trial failed: {cause} (shuffle=none)",
+        "iotune: exit 1: 1 of 2 grid points failed; the others are measured "
+        "(iotune show lists every reason)",
+    ]
+    ds = xr.open_dataset(tmp_path / "out" / "results.nc")
+    error = str(ds["error"].sel(shuffle="none").values.ravel()[0])
+    assert error.startswith(cause)
+    assert "[library said: Blosc_Filter Error: blosc_filter: Buffer is uncompressible." in error

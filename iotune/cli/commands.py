@@ -99,7 +99,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"iotune: warning: {warning}", file=sys.stderr)
     print(f"results: {out / 'results.nc'}")
     _plots(args, ds, out)
-    return EXIT_FAILED if api.any_failed(ds) else EXIT_OK
+    return _exit_code(ds)
+
+
+def _exit_code(ds: Any) -> int:
+    """1 when trials failed, after one line per reason and the code's meaning; else 0."""
+    from iotune.app import api
+
+    if not api.any_failed(ds):
+        return EXIT_OK
+    for line in api.failures_lines(ds):
+        print(f"iotune: {line}", file=sys.stderr)
+    counts = ds.iotune.counts()
+    print(
+        f"iotune: exit {EXIT_FAILED}: {counts.get('failed', 0)} of {sum(counts.values())} "
+        "grid points failed; the others are measured (iotune show lists every reason)",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
 
 
 def _plots(args: argparse.Namespace, ds: Any, out: Path) -> None:
@@ -140,7 +157,7 @@ def tune(args: argparse.Namespace) -> int:
         out = args.out or api.tune_out(str(ds.attrs["name"]))
         print(f"results: {out / 'results.nc'}")
         _plots(args, ds, out)
-    return EXIT_FAILED if api.any_failed(ds) else EXIT_OK
+    return _exit_code(ds)
 
 
 def clean(args: argparse.Namespace) -> int:

@@ -37,6 +37,35 @@ def counts_text(ds: xr.Dataset) -> str:
     return ", ".join(f"{n} {s}" for s, n in sorted(ds.iotune.counts().items()))
 
 
+def failures_lines(ds: xr.Dataset) -> list[str]:
+    """One line per distinct reason the failed points of ``ds`` failed, with what they share.
+
+    ``"4 trials failed: <reason> (codec=blosc-lz4 shuffle=none)"``: the settings named
+    are the swept ones every point of the group has in common, so a user sees which
+    part of the grid a library refused, once, instead of a line per trial.
+    """
+    import numpy as np
+
+    if "status" not in ds or "error" not in ds:
+        return []
+    status = ds["status"].stack(point=ds["status"].dims)
+    errors = ds["error"].transpose(*ds["status"].dims).stack(point=ds["status"].dims)
+    groups: dict[str, list[dict[str, str]]] = {}
+    for i in np.flatnonzero(status.values == "failed"):
+        reason = str(errors.values[i]).split(" [library said:", 1)[0] or "no reason recorded"
+        coords = dict(zip(ds["status"].dims, status["point"].values[i], strict=True))
+        groups.setdefault(reason, []).append({str(k): str(v) for k, v in coords.items()})
+    lines = []
+    for reason, points in groups.items():
+        shared = {
+            k: v for k, v in points[0].items() if ds.sizes[k] > 1 and all(p[k] == v for p in points)
+        }
+        where = " ".join(f"{k}={v}" for k, v in shared.items())
+        noun = "trial" if len(points) == 1 else "trials"
+        lines.append(f"{len(points)} {noun} failed: {reason}" + (f" ({where})" if where else ""))
+    return lines
+
+
 def results_text(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     """Where and when a sweep ran, its table, and the best configuration per metric."""
     from iotune.results import summary
