@@ -339,3 +339,29 @@ def test_a_library_refusal_is_one_line_per_reason_not_the_libraries_stderr(tmp_p
     error = str(ds["error"].sel(shuffle="none").values.ravel()[0])
     assert error.startswith(cause)
     assert "[library said: Blosc_Filter Error: blosc_filter: Buffer is uncompressible." in error
+
+
+def test_show_numbers_each_reason_once_below_the_table(tmp_path):
+    """A long reason would pad every row's status column: it is a numbered note instead."""
+    import yaml
+
+    spec = {
+        "version": 1,
+        "name": "noisy",
+        "workload": {"shape": {"time": 8, "y": 64, "x": 64}, "dtype": "float32", "field": "random"},
+        "parameters": {
+            "chunks": [[8, 16, 16], [1, 64, 64]],
+            "codec": ["blosc-lz4"],
+            "shuffle": ["none", "byte"],
+        },
+        "read": {"patterns": ["full"]},
+        "measure": {"repeats": 1, "cache": "warm", "fsync": False},
+    }
+    (tmp_path / "noisy.yaml").write_text(yaml.safe_dump(spec))
+    assert iotune("run", tmp_path / "noisy.yaml", "-o", tmp_path / "out").returncode == 1
+    lines = iotune("show", tmp_path / "out", check=True).stdout.splitlines()
+    assert max(map(len, lines)) <= 100
+    failed = [line for line in lines if " none " in line]
+    assert len(failed) == 2 and all(line.endswith("failed (1)") for line in failed)
+    notes = [line for line in lines if line.startswith("(1) ")]
+    assert len(notes) == 1 and notes[0].startswith("(1) netCDF-C's blosc filter cannot store")

@@ -6,6 +6,7 @@ Everything is read through ``ds.iotune`` (:mod:`iotune.results.accessor`).
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -82,23 +83,29 @@ def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     dims, metrics = list(ds.iotune.swept), list(ds.iotune.metrics)
     head = [*dims, *metrics, "ratio", "status"]
     rows = []
+    reasons: dict[str, int] = {}  # a reason once below the table, by its number
     for point in ds.iotune.points(include_not_applicable=include_not_applicable):
         cells = [value_label(d, point[d]) for d in dims]
         cells += [format_number(point[m]) for m in metrics]
         cells.append(format_number(point.get("ratio", np.nan), digits=2))
-        status = point.get("status", "")
-        cells.append(status if status == "ok" else f"{status}: {point.get('error', '')}"[:90])
+        status, error = point.get("status", ""), str(point.get("error", "") or "")
+        if status != "ok" and error:
+            number = reasons.setdefault(error, len(reasons) + 1)
+            status = f"{status} ({number})"
+        cells.append(status)
         rows.append(cells)
     widths = [max(len(str(r[c])) for r in [head, *rows]) for c in range(len(head))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    out = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
-    out += [fmt.format(*r) for r in rows]
+    out = [fmt.format(*head).rstrip(), fmt.format(*("-" * w for w in widths))]
+    out += [fmt.format(*r).rstrip() for r in rows]
     hidden = ds.iotune.counts().get("not_applicable", 0) if not include_not_applicable else 0
     note = f"; {hidden} not-applicable points hidden (--all shows them)" if hidden else ""
     floors = ", ".join(f"{m} {v:.0%}" for m, v in ds.iotune.noise.items())
     if floors:
         note += f"; noise floor of the run: {floors}"
     out.append(f"(throughput in MiB/s, median of repeats{note})")
+    for reason, number in reasons.items():  # wrapped: a library's words can be long
+        out += textwrap.wrap(f"({number}) {reason}", width=100, subsequent_indent="    ")
     splits = dask_splits(ds)
     if splits:
         out.append(
