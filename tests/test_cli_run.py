@@ -365,3 +365,14 @@ def test_show_numbers_each_reason_once_below_the_table(tmp_path):
     assert len(failed) == 2 and all(line.endswith("failed (1)") for line in failed)
     notes = [line for line in lines if line.startswith("(1) ")]
     assert len(notes) == 1 and notes[0].startswith("(1) netCDF-C's blosc filter cannot store")
+
+
+def test_the_progress_bar_counts_trials(tmp_path, make_spec):
+    """Repeats run interleaved as separate tasks; the bar still counts what the plan lists."""
+    spec = make_spec({"measure": {"repeats": 2}, "baselines": ["library"]})
+    plan = json.loads(iotune("plan", spec, "--format", "json", check=True).stdout)
+    n = len(plan["trials"])
+    proc = iotune("run", spec, "-o", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert f"{n}/{n} trials" in proc.stderr
+    assert "task" not in proc.stderr
