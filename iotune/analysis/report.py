@@ -116,7 +116,9 @@ def _candidate_lines(role: str, cand: Candidate) -> list[str]:
         )
     if len(cand.median) > 1:
         lines.append(f"{'':<11} {'score':<16} {cand.score:>8.3f} (1 = best of each metric)")
-    lines.append(f"{'':<11} stored {format_size(cand.file_bytes)}, ratio {cand.ratio:.2f}")
+    lines.append(
+        f"{'':<11} stored {format_size(cand.file_bytes, exact=False)}, ratio {cand.ratio:.2f}"
+    )
     return lines
 
 

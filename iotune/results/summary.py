@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.core.errors import RecommendError
-from iotune.core.units import format_number
+from iotune.core.units import format_duration, format_number
 from iotune.results.accessor import label, value_label  # and ds.iotune
 
 if TYPE_CHECKING:
@@ -35,9 +35,14 @@ def best(ds: xr.Dataset) -> list[dict[str, Any]]:
                 "MiBps": winner.median[metric],
                 "ratio": winner.ratio,
                 **seconds_per_call(ds, metric, winner.coords),
+                **seconds_per_read(ds, metric, winner.coords),
             }
         )
     return rows
+
+
+#: built-in patterns that read little at a time: a person reads their time per read
+SMALL_READS = ("timeseries", "random")
 
 
 def seconds_per_call(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dict[str, float]:
@@ -49,19 +54,40 @@ def seconds_per_call(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dic
     pattern = metric.removeprefix("read:")
     if pattern not in user or "read_s" not in ds:
         return {}
-    try:
-        seconds = ds["read_s"].sel(pattern=pattern)
-        if "point" in seconds.dims:  # a search's results: the visited points, not a grid
-            match = np.ones(seconds.sizes["point"], dtype=bool)
-            for dim, value in coords.items():
-                match &= ds[dim].values == value
-            seconds = seconds.isel(point=np.flatnonzero(match))
-        else:
-            seconds = seconds.sel(coords)
-        seconds = seconds.median("repeat")
-    except (KeyError, ValueError):  # coordinates the variable does not have: say nothing
+    seconds = _median_at(ds["read_s"].sel(pattern=pattern), coords)
+    return {} if seconds is None else {"s_per_call": seconds}
+
+
+def seconds_per_read(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dict[str, float]:
+    """``{"s_per_read": median seconds}`` for a small-read built-in pattern, else ``{}``.
+
+    One read is one selection: a pixel's whole series for ``timeseries``, one box
+    for ``random`` (``read_s`` over ``read_ops``).
+    """
+    pattern = metric.removeprefix("read:")
+    if pattern not in SMALL_READS or "read_s" not in ds or "read_ops" not in ds:
         return {}
-    return {"s_per_call": float(seconds.values.ravel()[0])} if seconds.size == 1 else {}
+    if pattern not in ds["pattern"].values:
+        return {}
+    each = ds["read_s"].sel(pattern=pattern) / ds["read_ops"].sel(pattern=pattern)
+    seconds = _median_at(each, coords)
+    return {} if seconds is None else {"s_per_read": seconds}
+
+
+def _median_at(values: xr.DataArray, coords: dict[str, Any]) -> float | None:
+    """The median over repeats at ``coords`` of a grid, or of a search's visited points."""
+    try:
+        if "point" in values.dims:  # a search's results: the visited points, not a grid
+            match = np.ones(values.sizes["point"], dtype=bool)
+            for dim, value in coords.items():
+                match &= values[dim].values == value
+            values = values.isel(point=np.flatnonzero(match))
+        else:
+            values = values.sel(coords)
+        values = values.median("repeat")
+    except (KeyError, ValueError):  # coordinates the variable does not have: say nothing
+        return None
+    return float(values.values.ravel()[0]) if values.size == 1 else None
 
 
 def format_best(ds: xr.Dataset) -> str:
@@ -70,7 +96,11 @@ def format_best(ds: xr.Dataset) -> str:
         if np.isnan(row["MiBps"]):
             lines.append(f"  {row['metric']:<18} {row['config']}")
         else:
-            per_call = f" ({row['s_per_call']:.3g} s a call)" if "s_per_call" in row else ""
+            per_call = ""
+            if "s_per_call" in row:
+                per_call = f" ({format_duration(row['s_per_call'])} a call)"
+            elif "s_per_read" in row:
+                per_call = f" ({format_duration(row['s_per_read'])} a read)"
             lines.append(
                 f"  {row['metric']:<18} {format_number(row['MiBps']):>9} MiB/s  ratio "
                 f"{row['ratio']:5.2f}  {row['config']}{per_call}"

@@ -164,7 +164,7 @@ def _check_args(
     size = -(-size // block) * block
     fs = os.statvfs(scratch)
     if fs.f_bavail * fs.f_frsize < size + 64 * MiB:
-        free = format_size(fs.f_bavail * fs.f_frsize)
+        free = format_size(fs.f_bavail * fs.f_frsize, exact=False)
         raise UsageError(f"--size: {format_size(size)} does not fit in {scratch} ({free} free)")
     return scratch, size, block
 

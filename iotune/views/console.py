@@ -18,12 +18,15 @@ if TYPE_CHECKING:
 def plan_text(plan: Plan) -> str:
     """One line per trial, then one per grid point that does not apply, with the reason."""
     skipped = [p for p in plan.points if not p.applicable]
+    from iotune.model import parameters
+
     lines = [
         f"{len(plan.trials)} trials ({len(plan.points)} grid points, {len(skipped)} not applicable)"
     ]
     lines += [f"  {t.id}  {t.backend:<8} {t.label()}" for t in plan.trials]
     for point in skipped:
-        where = " ".join(f"{k}={v}" for k, v in point.coords.items())
+        # labelled as the trial lines above label theirs (alignment=1MiB, not 1048576)
+        where = " ".join(f"{k}={parameters.show(k, v)}" for k, v in point.coords.items())
         lines.append(f"  {'-' * 12}  {where}: {point.reason}")
     for base in plan.baselines:  # the spec's baselines: measured by a trial above, or why not
         lines.append(
