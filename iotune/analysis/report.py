@@ -61,10 +61,11 @@ def render_text(rec: Recommendation) -> str:
         objective = next(iter(rec.weights))
     used = rec.repeats_used or (rec.repeats, rec.repeats)
     repeats = str(used[0]) if used[0] == used[1] else f"{used[0]}-{used[1]}"
-    lines = [
+    lines = [rec.keep_text] if rec.keep_text else []  # the answer first, then what was measured
+    lines.append(
         f"objective: {objective} (throughput in MiB/s, median of {repeats} repeats; "
         f"{rec.candidates} configurations qualify)"
-    ]
+    )
     if rec.noise:
         floors = ", ".join(f"{m} {v:.0%}" for m, v in rec.noise.items())
         lines.append(f"noise floor of this run (smallest difference it could see): {floors}")
@@ -85,6 +86,8 @@ def render_text(rec: Recommendation) -> str:
     if rec.runner_up is not None:
         lines += _candidate_lines("runner-up", rec.runner_up)
     lines.append(f"  {rec.separation}")
+    if rec.tie_note:
+        lines.append(f"  {rec.tie_note}")
     lines += _baseline_lines(rec)
     lines += speedup_text(
         rec.vs_baselines,

@@ -230,7 +230,8 @@ def search_text(ds: xr.Dataset) -> str:
         )
     head = (
         f"search {attrs.get('name')!r}: {attrs.get('search_strategy')} (seed "
-        f"{attrs.get('search_seed')}), {spent} ({again} re-measurements), {visited} visited"
+        f"{attrs.get('search_seed')}), {spent} "
+        f"({again} re-measurement{'' if again == 1 else 's'}), {visited} visited"
     )
     head += "".join(f"\n{line}" for line in _search_notes(ds))
     pick = str(attrs.get("search_recommended") or "")
