@@ -91,3 +91,28 @@ def test_small_reads_show_time_per_read_beside_the_rate(crafted_results) -> None
 )
 def test_durations_have_three_significant_digits(seconds, text) -> None:
     assert format_duration(seconds) == text
+
+
+def test_labels_say_what_the_library_chose_and_leave_out_what_did_not_apply(tmp_path) -> None:
+    """``chunks=auto`` is contiguous without a codec here; ``level`` means nothing for none."""
+    import yaml
+
+    from iotune.app import api
+
+    spec = {
+        "version": 1,
+        "name": "auto",
+        "workload": {"shape": {"time": 16, "y": 64, "x": 64}, "dtype": "float32"},
+        "parameters": {"chunks": ["auto"], "codec": ["none", "zlib"], "level": [1, 5]},
+        "read": {"patterns": ["full"]},
+        "measure": {"repeats": 1, "cache": "warm", "fsync": False},
+    }
+    (tmp_path / "auto.yaml").write_text(yaml.safe_dump(spec))
+    ds = api.run(tmp_path / "auto.yaml", out=tmp_path / "out", progress=False)
+    labels = {c.label for c in ds.iotune.rank("write").candidates}
+    assert "chunks=auto (contiguous) codec=none" in labels
+    found = {x for x in labels if "zlib" in x}
+    assert found == {
+        "chunks=auto (16x64x64) codec=zlib level=1",
+        "chunks=auto (16x64x64) codec=zlib level=5",
+    }
