@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.analysis import exports, ties
+from iotune.analysis import exports
 from iotune.analysis.points import (
     current_settings,
     empty_hint_sets,
@@ -28,6 +28,7 @@ from iotune.analysis.points import (
 )
 from iotune.core.errors import RecommendError
 from iotune.model.objective import Objective
+from iotune.results import ties
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.batches import batches_of, loader_figures
 from iotune.results.objective import Candidate, compare

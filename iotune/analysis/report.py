@@ -159,7 +159,10 @@ def _baseline_lines(rec: Recommendation) -> list[str]:
         return [*_candidate_lines("current", base), f"  {rec.baseline_note}", *head]
     if base.coords == rec.winner.coords:
         return [f"{rec.baseline_note}", "  the winner is the baseline itself: nothing to gain"]
-    lines = _candidate_lines("baseline", base)
+    if rec.runner_up is not None and base.coords == rec.runner_up.coords:
+        lines = [f"{'baseline:':<11} the runner-up ({base.label}), figures above"]
+    else:  # printed once: the runner-up's figures are the baseline's when they are one point
+        lines = _candidate_lines("baseline", base)
     lines.append(f"  {rec.baseline_note}")
     faster = ", ".join(f"{m} {x:.2f}x" for m, x in rec.speedup.items() if m != "score")
     size = rec.winner.file_bytes / base.file_bytes - 1
