@@ -205,7 +205,8 @@ def recommend_with(
         baseline, note = _baseline(ds, ranking.candidates, winner)
     repeats = int(ds.sizes.get("repeat", 1))
     noise = ds.iotune.noise.get(next(iter(chosen))) if len(chosen) == 1 else None
-    speedups = vs_baselines(ds, {p: winner.coords for p in ds.iotune.patterns})
+    # the pick's whole cost: every read pattern and the write, not the objective alone
+    speedups = vs_baselines(ds, {p: winner.coords for p in ("write", *ds.iotune.patterns)})
     if current:  # the application's own settings, measured as a grid point
         kept_settings = ties.keep(winner, baseline, chosen, noise=noise)
     else:  # what the user has anyway: their file's layout, else the library's default
