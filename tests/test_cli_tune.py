@@ -119,3 +119,11 @@ def test_replaying_a_grid_of_the_users_file_needs_no_data(tmp_path: Path, capsys
     args = ["tune", "--replay", str(grid), "--budget", "3", "--no-progress"]
     assert main(args) == 0, capsys.readouterr().err
     assert "search 'mine': auto (seed 0), 3 of 3 trials" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["run", "tune"])
+def test_an_execution_flag_is_named_as_typed(command: str, capsys) -> None:
+    assert main([command, str(QUICK), "--scheduler", "bogus"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "iotune: error: --scheduler: 'bogus' is not an address like tcp://host:8786"
+    )

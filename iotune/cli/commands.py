@@ -88,9 +88,13 @@ def plan(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from iotune.app import api
     from iotune.cli import actions
+    from iotune.core.errors import SpecError
 
     options = actions.run_options(args)
-    ds = api.run_with(args.spec, options, progress=not args.no_progress)
+    try:
+        ds = api.run_with(args.spec, options, progress=not args.no_progress)
+    except SpecError as err:  # a value from --scheduler and the like: named as typed
+        raise actions.named_by_flag(err, _execution_flags(args), section="execution") from err
     name = str(ds.attrs["name"])
     out = options.out or api.run_out(name)
     print(f"{name}: {api.counts_text(ds)}")
@@ -100,6 +104,14 @@ def run(args: argparse.Namespace) -> int:
     print(f"results: {out / 'results.nc'}")
     _plots(args, ds, out)
     return _exit_code(ds)
+
+
+EXECUTION_FLAGS = ("executor", "workers", "scheduler", "per_host")
+
+
+def _execution_flags(args: argparse.Namespace) -> dict[str, object]:
+    """The ``execution.*`` values the command line gave (None: the spec's own)."""
+    return {name: getattr(args, name, None) for name in EXECUTION_FLAGS}
 
 
 def _exit_code(ds: Any) -> int:
@@ -151,7 +163,10 @@ def tune(args: argparse.Namespace) -> int:
             args.spec, options, search=search, replay=args.replay, progress=not args.no_progress
         )
     except SpecError as err:
-        raise actions.named_by_flag(err, given, section="search") from err
+        flagged = actions.named_by_flag(err, given, section="search")
+        if flagged is err:
+            flagged = actions.named_by_flag(err, _execution_flags(args), section="execution")
+        raise flagged from err
     print(api.search_text(ds))
     if args.out is not None or args.replay is None:
         out = args.out or api.tune_out(str(ds.attrs["name"]))
