@@ -376,3 +376,27 @@ def test_the_progress_bar_counts_trials(tmp_path, make_spec):
     assert proc.returncode == 0, proc.stderr
     assert f"{n}/{n} trials" in proc.stderr
     assert "task" not in proc.stderr
+
+
+def test_a_swept_value_that_applies_nowhere_is_named_once_with_why(tmp_path):
+    import yaml
+
+    spec = {
+        "version": 1,
+        "name": "nowhere",
+        "workload": {"shape": {"time": 8, "y": 32, "x": 32}, "dtype": "float32"},
+        "parameters": {
+            "chunks": [[8, 16, 16]],
+            "codec": ["zlib", "zstd"],
+            "shuffle": ["none", "bit"],
+        },
+        "read": {"patterns": ["full"]},
+        "measure": {"repeats": 1, "cache": "warm", "fsync": False},
+    }
+    (tmp_path / "nw.yaml").write_text(yaml.safe_dump(spec))
+    ran = iotune("run", tmp_path / "nw.yaml", "-o", tmp_path / "out", "--no-progress", check=True)
+    line = "shuffle=bit: applies nowhere: bit shuffle is available only with blosc codecs"
+    said = [x.strip() for x in ran.stdout.splitlines() if "applies nowhere" in x]
+    assert len(said) == 1 and said[0].startswith(line)
+    shown = iotune("show", tmp_path / "out", check=True).stdout.splitlines()
+    assert sum(x.startswith(line) for x in shown) == 1

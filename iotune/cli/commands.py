@@ -98,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     name = str(ds.attrs["name"])
     out = options.out or api.run_out(name)
     print(f"{name}: {api.counts_text(ds)}")
+    for line in api.nowhere_lines(ds):
+        print(f"  {line}")
     print(api.best_text(ds))
     for warning in actions.run_warnings(ds):
         print(f"iotune: warning: {warning}", file=sys.stderr)

@@ -134,6 +134,7 @@ def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     if floors:
         note += f"; noise floor of the run: {floors}"
     out.append(f"(throughput in MiB/s, median of repeats{note})")
+    out += nowhere(ds)
     for reason, number in reasons.items():  # wrapped: a library's words can be long
         out += textwrap.wrap(f"({number}) {reason}", width=100, subsequent_indent="    ")
     splits = dask_splits(ds)
@@ -162,3 +163,25 @@ def dask_splits(ds: xr.Dataset) -> list[dict[str, Any]]:
         dims = json.loads(text)["dask_chunks_split"]
         found.append({"coords": ds.iotune.coords_of(props[index]), "dims": dims})
     return found
+
+
+def nowhere(ds: xr.Dataset) -> list[str]:
+    """One line per swept value that no grid point could apply, with the first reason.
+
+    Such a value leaves an empty row in tables and an empty entry in legends; it is
+    named once instead (``shuffle=bit: applies nowhere: ...``).
+    """
+    if "status" not in ds:
+        return []
+    lines = []
+    status = ds["status"]
+    for dim in ds.iotune.swept:
+        if dim not in status.dims or ds.sizes[dim] < 2:
+            continue
+        for value in ds[dim].values:
+            here = status.sel({dim: value})
+            if (here.values.astype(str) == "not_applicable").all():
+                reasons = ds["error"].sel({dim: value}).values.ravel() if "error" in ds else []
+                why = next((str(r) for r in reasons if str(r)), "not applicable")
+                lines.append(f"{dim}={value_label(dim, value)}: applies nowhere: {why}")
+    return lines

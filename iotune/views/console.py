@@ -35,6 +35,13 @@ def plan_text(plan: Plan) -> str:
     return "\n".join(lines)
 
 
+def nowhere_lines(ds: xr.Dataset) -> list[str]:
+    """Swept values no grid point could apply, each named once with the reason."""
+    from iotune.results.summary import nowhere
+
+    return nowhere(ds)
+
+
 def counts_text(ds: xr.Dataset) -> str:
     """``"12 ok, 4 not_applicable"``: how the grid points of a results Dataset ended."""
     return ", ".join(f"{n} {s}" for s, n in sorted(ds.iotune.counts().items()))
