@@ -30,11 +30,21 @@ DEPRECATED = {
     ("calibrate", "--block"): "--transfer-size",  # what a sweep calls transfer_size
 }
 RESULTS_HELP = "results.nc or the directory holding it"
+EXIT_CODES = """exit codes:
+  0        done
+  1        done, but some trials failed (each is recorded with its reason; the
+           others are measured)
+  2        refused: bad input, said in one line; nothing was created
+  128+N    stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); finished
+           trials are kept, rerun with --resume"""
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="iotune", description="Sweep storage settings and measure how fast data moves."
+        prog="iotune",
+        description="Sweep storage settings and measure how fast data moves.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=_version())
     _verbosity(parser, argparse.SUPPRESS)
