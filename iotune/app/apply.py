@@ -199,7 +199,8 @@ def _convert(
 
     with tqdm(
         total=job.total_bytes,
-        unit="B",
+        unit="iB",  # with unit_scale and 1024: KiB, MiB, GiB (tqdm writes its prefix before)
+        bar_format="{l_bar}{bar}| {n_fmt}iB/{total_fmt}iB [{elapsed}<{remaining}, {rate_fmt}]",
         unit_scale=True,
         unit_divisor=1024,
         file=sys.stderr,

@@ -32,6 +32,7 @@ from iotune.backends import get_backend
 from iotune.backends.base import SlabBackend
 from iotune.convert.after_user import time_user, user_patterns
 from iotune.core.errors import IotuneError, UsageError
+from iotune.core.units import format_duration
 from iotune.measuring import measure
 from iotune.measuring.access import selections
 from iotune.model.spec import ReadSpec, Workload
@@ -272,7 +273,7 @@ def after_text(record: dict[str, Any]) -> list[str]:
         lines.append(
             f"    read:{pattern:<12} {_times(row['speedup']):>8} "
             f"[{_times(row['low'])} to {_times(row['high'])}]  "
-            f"source {src * 1000:.1f} ms -> target {tgt * 1000:.1f} ms"
+            f"source {format_duration(src)} -> target {format_duration(tgt)}"
         )
     return lines
 

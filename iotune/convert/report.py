@@ -59,8 +59,9 @@ class ApplyReport:
             lines.append(f"  HDF5 file: {shown}")
         resumed = f", {self.regions_skipped} already written" if self.regions_skipped else ""
         lines.append(
-            f"  {self.regions} regions{resumed}; verify {self.verify}: "
-            f"{self.regions_verified} regions {'within the error' if self.error_limit else 'equal'}"
+            f"  {_count(self.regions, 'region')}{resumed}; verify {self.verify}: "
+            f"{_count(self.regions_verified, 'region')} "
+            f"{'within the error' if self.error_limit else 'equal'}"
             f"; {self.seconds:.1f} s"
         )
         if self.after is not None:
@@ -138,3 +139,7 @@ def _codec_text(codec: Any) -> str:
         text = f"{on[0]} {codec.get('complevel')}"
         return text + (" +shuffle" if codec.get("shuffle") else "")
     return "+".join(codec) or "none"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
