@@ -64,15 +64,16 @@ def choose(backend: str, *, executor: str = "serial", scheduler: str | None = No
             "several hosts; on one 2-core host serial was faster)",
         )
     if executor == "dask":
+        kind = "a netCDF4" if backend == "netcdf4" else "an HDF5"
         return Engine(
             "regions",
             "this process",
-            "a netCDF4 file has one writer, so --executor dask does not apply; regions "
+            f"{kind} file has one writer, so --executor dask does not apply; regions "
             "run one after the other",
         )
-    reason = (
-        "measured faster than nccopy -c and dask rechunk + to_netcdf, in less memory"
-        if backend == "netcdf4"
-        else "measured faster than rechunker, in a sixth of its memory"
-    )
+    reasons = {
+        "netcdf4": "measured faster than nccopy -c and dask rechunk + to_netcdf, in less memory",
+        "zarr": "measured faster than rechunker, in a sixth of its memory",
+    }
+    reason = reasons.get(backend, "an HDF5 file has one writer; the region copier as for netCDF4")
     return Engine("regions", "this process", reason)

@@ -32,10 +32,23 @@ WRITE_CACHE_BYTES = 0
 def data_budget(max_mem: int) -> int:
     """The bytes the regions may hold when ``max_mem`` bounds the whole process.
 
-    Limits below twice the interpreter's estimate (the tests' tiny ones) leave it half:
-    only the data is bounded there.
+    ``max_mem`` less the interpreter's estimate, never below the smaller of the two:
+    a limit the interpreter alone exceeds (a test's few KB) bounds only the data.
     """
-    return max_mem - min(INTERPRETER_BYTES, max_mem // 2)
+    return max(max_mem - INTERPRETER_BYTES, min(max_mem, INTERPRETER_BYTES))
+
+
+def limit_text(err: Exception, *, budget: int, limit: int) -> str:
+    """An error's text with the data budget it names given as the user's ``--max-mem``."""
+    from iotune.core.units import format_size
+
+    text = str(err)
+    if budget == limit:
+        return text
+    return text.replace(
+        f"--max-mem {format_size(budget)}",
+        f"--max-mem {format_size(limit)} ({format_size(budget)} for data)",
+    )
 
 
 def netcdf_variable(var: Any) -> Any | None:

@@ -40,16 +40,16 @@ def test_zarr_regions_on_a_local_dask_cluster(cf_source: Path, tmp_path: Path) -
         target,
         settings=SETTINGS,
         executor="dask",
-        max_mem="100KB",  # blocks of two dimensions, 40 regions over two workers
+        max_mem="100KB",  # blocks of two dimensions, 20 regions over two workers
         verify="full",
         progress=False,
     )
     assert "local dask cluster" in report.engine
-    assert report.regions == 40 and report.regions_verified == 40
+    assert report.regions == 20 and report.regions_verified == 20
     assert_same_data(cf_source, target)
     journal = target.with_name(target.name + ".iotune-journal")
     written = [json.loads(line)["written"] for line in journal.read_text().splitlines()[1:]]
-    assert sorted(written) == list(range(40))
+    assert sorted(written) == list(range(20))
 
 
 def test_the_command_line_takes_the_executor(cf_source: Path, tmp_path: Path, capsys) -> None:
