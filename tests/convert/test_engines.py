@@ -62,3 +62,14 @@ def test_the_command_line_takes_the_executor(cf_source: Path, tmp_path: Path, ca
     with pytest.raises(SystemExit) as stopped:
         main([*args, "--executor", "mpi"])
     assert stopped.value.code == 2 and "--executor" in capsys.readouterr().err
+
+
+def test_the_interpreter_is_taken_off_max_mem_and_messages_name_the_limit() -> None:
+    from iotune.convert.memory import INTERPRETER_BYTES, data_budget, limit_text
+
+    assert data_budget(2**30) == 2**30 - INTERPRETER_BYTES
+    assert data_budget(60_000) == 60_000  # below the interpreter: the data only
+    assert data_budget(INTERPRETER_BYTES + 10) == INTERPRETER_BYTES  # never decreasing
+    err = UsageError("--max-mem 768MiB: one chunk along the first two dimensions needs 2GiB")
+    text = limit_text(err, budget=768 * 2**20, limit=2**30)
+    assert text.startswith("--max-mem 1GiB (768MiB for data): one chunk")
