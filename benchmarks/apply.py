@@ -3,8 +3,9 @@
 A float32 netCDF file with map chunks (1 x lat x lon, uncompressed) is converted to
 time-series chunks (zlib 1 + shuffle) by each engine, each in a subprocess whose whole
 process tree is sampled every 0.1 s for its resident memory (the peak of the sum).
+Each engine starts with the source cold (its pages dropped with ``posix_fadvise``).
 Then a time-series read (``--points`` random pixels, the whole time axis each) is timed
-cold (the files' pages dropped with ``posix_fadvise``) on the source and the target.
+cold on the source and the target.
 
 The default size runs in about a minute.  The figures of docs/benchmarks.md (8 GiB):
 
@@ -277,6 +278,8 @@ def main() -> None:
 
 
 def bench(args: argparse.Namespace, shape: tuple[int, ...], work: Path) -> dict[str, object]:
+    from iotune.measuring.measure import evict
+
     src = work / "source.nc"
     began = time.monotonic()
     make_source(src, shape)  # type: ignore[arg-type]
@@ -305,6 +308,7 @@ def bench(args: argparse.Namespace, shape: tuple[int, ...], work: Path) -> dict[
         timeout = (
             args.nccopy_timeout if "p2p" in name or "nccopy" in name else 4 * args.nccopy_timeout
         )
+        evict(files_of(src))  # every engine reads the source cold, whatever ran before
         result = run_sampled(argv, timeout=timeout)
         target = target_of(argv)
         if target.exists() and not result["rc"]:
