@@ -263,6 +263,7 @@ def main() -> None:
         default="some",
         help="all: also dask rechunk (tasks, p2p) + to_netcdf",
     )
+    parser.add_argument("--only", help="comma-separated words: run the engines named so")
     parser.add_argument("--points", type=int, default=20, help="time series read (20)")
     parser.add_argument("--keep", action="store_true", help="keep the files")
     args = parser.parse_args()
@@ -305,7 +306,10 @@ def bench(args: argparse.Namespace, shape: tuple[int, ...], work: Path) -> dict[
     }
     before = timeseries_read(src, points, 3)
     rows["timeseries_source_s"] = round(before, 3)
+    words = [w for w in (args.only or "").split(",") if w]
     for name, argv in engines(args, src, work).items():
+        if words and not any(w in name for w in words):
+            continue
         timeout = (
             args.nccopy_timeout if "p2p" in name or "nccopy" in name else 4 * args.nccopy_timeout
         )
