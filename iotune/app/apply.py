@@ -108,6 +108,7 @@ def apply(
         verify=verify,
         resume=resume,
         overwrite=overwrite,
+        progress=progress,
     )
 
 

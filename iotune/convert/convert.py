@@ -71,7 +71,7 @@ class Job:
     def describe(self) -> dict[str, Any]:
         """The journal's header: a resumed run must be the same job."""
         return {
-            "source": str(self.source.path.resolve()),
+            "source": self.source.location(),
             "settings": self.layout.text(),
             "variables": self.converted,
             "regions": [[r.start, r.stop] for r in self.regions],
@@ -96,7 +96,22 @@ def prepare(
         The target exists (without ``overwrite``), the source is unreadable, its
         variables do not match the configuration, it does not apply to their dtype,
         one row of chunks exceeds ``max_mem``, or the target's file system lacks room.
+        A target on an object store: :func:`iotune.convert.store_convert.prepare_store`.
     """
+    from iotune.convert.stores import is_url
+
+    if is_url(target):
+        from iotune.convert.store_convert import prepare_store
+
+        return prepare_store(
+            source_path,
+            str(target),
+            layout,
+            variables=variables,
+            max_mem=max_mem,
+            resume=resume,
+            overwrite=overwrite,
+        )
     where = Path(target)
     if where.exists() and not overwrite:
         raise UsageError(f"target {where} exists; pass --overwrite to replace it")
@@ -178,6 +193,10 @@ def convert(
     VerificationError
         The target differs from the source (the partial target is kept).
     """
+    from iotune.convert.store_convert import StoreJob, convert_store
+
+    if isinstance(job, StoreJob):
+        return convert_store(job, resume=resume, verify_mode=verify_mode, on_bytes=on_bytes)
     if verify_mode not in VERIFY_MODES:
         raise UsageError(f"--verify: {verify_mode!r}; allowed: {', '.join(VERIFY_MODES)}")
     began = time.monotonic()

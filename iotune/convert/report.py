@@ -51,7 +51,7 @@ class ApplyReport:
 
 def describe(
     source: Source,
-    target: Path,
+    target: Path | str,
     *,
     settings: str,
     converted: list[str],
@@ -79,7 +79,7 @@ def describe(
             }
         )
     return ApplyReport(
-        source=str(source.path),
+        source=source.url or str(source.path),
         target=str(target),
         settings=settings,
         variables=variables,

@@ -26,9 +26,15 @@ class Source:
     kind: str  # "netcdf" (netCDF/HDF5 file) or "zarr"
     ds: xr.Dataset
     unlimited: tuple[str, ...] = field(default_factory=tuple)
+    #: the source's URL when it is on an object store (:mod:`iotune.convert.stores`)
+    url: str = ""
 
     def close(self) -> None:
         self.ds.close()
+
+    def location(self) -> str:
+        """Where the source is, absolute: its URL, or its resolved local path."""
+        return self.url or str(self.path.resolve())
 
     def nbytes(self) -> int:
         """Bytes the source takes on disk (a Zarr store: all its files)."""
@@ -58,6 +64,12 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     """
     import xarray as xr
 
+    from iotune.convert.stores import is_url
+
+    if is_url(path):
+        from iotune.convert.stores import open_store_source
+
+        return open_store_source(str(path))
     where = Path(path)
     if not where.exists():
         raise UsageError(f"source {where}: no such file or directory")
