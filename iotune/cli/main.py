@@ -148,7 +148,10 @@ def _apply_parser(sub: Any) -> None:
         metavar="[RESULTS] SOURCE",
         help="results.nc (not with --settings) and the netCDF/HDF5 file or Zarr store",
     )
-    p.add_argument("-o", "--out", type=Path, required=True, help="the target file or store")
+    # a string: Path would fold the // of s3://bucket/out.zarr
+    p.add_argument(
+        "-o", "--out", required=True, help="the target file or store (local, s3://, gs://, az://)"
+    )
     _objective(p)
     p.add_argument("--settings", help='the configuration instead: "chunks=1x256x256 codec=zstd"')
     p.add_argument(

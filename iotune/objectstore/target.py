@@ -175,15 +175,22 @@ class Target:
         )
 
     def _gcsfs(self, *, asynchronous: bool) -> Any:
-        """gcsfs's JSON-API client (its plain class: the default one probes gRPC first)."""
+        """gcsfs's JSON-API client (its plain class: the default one probes gRPC first).
+
+        Anonymous with ``anonymous: true`` and, as Google's own clients do, when
+        ``STORAGE_EMULATOR_HOST`` names an emulator.
+        """
+        import os
+
         from gcsfs.core import GCSFileSystem
 
         endpoint = self.endpoint()
+        anonymous = self.spec.anonymous or bool(os.environ.get("STORAGE_EMULATOR_HOST"))
         if endpoint and not endpoint.startswith(("http://", "https://")):
             endpoint = f"http://{endpoint}"  # STORAGE_EMULATOR_HOST may be host:port
         return GCSFileSystem(
             endpoint_url=endpoint,
-            token="anon" if self.spec.anonymous else None,
+            token="anon" if anonymous else None,
             skip_instance_cache=True,
             asynchronous=asynchronous,
             timeout=REQUEST_TIMEOUT_S,
