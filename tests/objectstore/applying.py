@@ -13,7 +13,8 @@ import xarray as xr
 from tests.convert.test_convert import CF_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
-SETTINGS = "chunks=16x8x8 codec=zstd level=3"
+#: few chunks: each is a request, and the servers started by the tests are slow at them
+SETTINGS = "chunks=20x16x12 codec=zstd level=3"
 
 
 def open_store(url: str, *, decode: bool = True) -> xr.Dataset:

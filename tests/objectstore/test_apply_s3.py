@@ -35,7 +35,7 @@ def test_a_local_netcdf_file_to_a_zarr_store_on_s3(tmp_path: Path, s3) -> None:
     target = f"s3://{bucket}/out/dst.zarr"
     report = api.apply(None, source, target, settings=SETTINGS, verify="full", progress=False)
     assert_same_data(source, target)
-    assert stored_chunks(target, "tas") == ((16, 8, 8), ["ZstdCodec"])
+    assert stored_chunks(target, "tas") == ((20, 16, 12), ["ZstdCodec"])
     assert report.target == target and report.bytes_after > 0
     found = keys(client, bucket)
     # the journal stays as the record; the held root metadata became the store's
@@ -55,14 +55,14 @@ def test_a_zarr_store_on_s3_rechunked_on_s3_and_a_netcdf_object(
     netcdf_object = f"s3://{bucket}/in/source.nc"
     assert main(["apply", "--settings", SETTINGS, *options, netcdf_object, "-o", first]) == 0
     capsys.readouterr()
-    settings = "chunks=40x4x4 codec=zstd level=3"
+    settings = "chunks=40x8x12 codec=zstd level=3"
     assert main(["apply", "--settings", settings, *options, first, "-o", second]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["source"] == first and report["regions"] == 1
     assert_same_data(source, first)
     assert_same_data(source, second)
-    assert stored_chunks(second, "pr") == ((40, 4, 4), ["ZstdCodec"])
-    assert stored_chunks(first, "pr") == ((16, 8, 8), ["ZstdCodec"])
+    assert stored_chunks(second, "pr") == ((40, 8, 12), ["ZstdCodec"])
+    assert stored_chunks(first, "pr") == ((20, 16, 12), ["ZstdCodec"])
 
 
 def written(client, bucket: str, key: str) -> list[int]:
@@ -73,13 +73,16 @@ def written(client, bucket: str, key: str) -> list[int]:
     return [json.loads(line)["written"] for line in text.splitlines()[1:] if line.endswith("}")]
 
 
-def test_kill_half_way_then_resume_on_s3(tmp_path: Path, s3, s3_server: Server) -> None:
+def test_kill_half_way_then_resume_on_s3(
+    tmp_path: Path, s3, s3_server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
     bucket, client = s3
     source = make_cf_source(tmp_path / "source.nc", time=64)
     target, journal = f"s3://{bucket}/out.zarr", "out.zarr.iotune-journal"
     env = KEYS | {"AWS_ENDPOINT_URL": s3_server.endpoint, "AWS_DEFAULT_REGION": "us-east-1"}
-    options = ["--settings", "chunks=4x8x8 codec=zstd level=3", "--max-mem", "60KB"]
-    killed = run_cli(*options, str(source), "-o", target, env=env, delay=0.3)
+    # one chunk per variable and region: regions of 4 rows (two copies fit 60 KB)
+    options = ["--settings", "chunks=4x32x24 codec=zstd level=3", "--max-mem", "60KB"]
+    killed = run_cli(*options, str(source), "-o", target, env=env, delay=0.2)
     deadline = time.monotonic() + 60
     while len(written(client, bucket, journal)) < 3 and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -91,8 +94,8 @@ def test_kill_half_way_then_resume_on_s3(tmp_path: Path, s3, s3_server: Server) 
     found = keys(client, bucket)
     # not a store yet: no root metadata, held beside it
     assert "out.zarr/zarr.json" not in found and "out.zarr.iotune-partial" in found
-    refused = run_cli(*options, str(source), "-o", target, env=env)
-    assert refused.wait(60) == 2 and "--resume" in refused.stderr.read()  # type: ignore[union-attr]
+    assert main(["apply", *options, "--no-progress", str(source), "-o", target]) == 2
+    assert "--resume" in capsys.readouterr().err
     again = run_cli(*options, "--resume", "--verify", "full", str(source), "-o", target, env=env)
     assert again.wait(120) == 0, again.stderr.read()  # type: ignore[union-attr]
     after = written(client, bucket, journal)
@@ -102,22 +105,13 @@ def test_kill_half_way_then_resume_on_s3(tmp_path: Path, s3, s3_server: Server) 
     assert "already written" in again.stdout.read()  # type: ignore[union-attr]
 
 
-def test_overwrite_replaces_a_target_on_s3(tmp_path: Path, s3) -> None:
-    bucket, _client = s3
-    source = make_cf_source(tmp_path / "source.nc")
-    target = f"s3://{bucket}/out.zarr"
-    api.apply(None, source, target, settings="chunks=4x4x4", progress=False)
-    api.apply(None, source, target, settings=SETTINGS, overwrite=True, progress=False)
-    assert stored_chunks(target, "tas") == ((16, 8, 8), ["ZstdCodec"])
-    assert_same_data(source, target)
-
-
-def test_bad_store_inputs_exit_2_with_one_line_and_nothing_created(
+def test_bad_store_inputs_exit_2_with_one_line_and_nothing_created_overwrite_replaces(
     tmp_path: Path, s3, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bucket, client = s3
     source = make_cf_source(tmp_path / "source.nc")
-    api.apply(None, source, f"s3://{bucket}/taken.zarr", settings=SETTINGS, progress=False)
+    taken = f"s3://{bucket}/taken.zarr"
+    api.apply(None, source, taken, settings=SETTINGS, progress=False)
     cases = [
         [f"s3://no-such-bucket-{bucket}/in.nc", "-o", str(tmp_path / "a.zarr")],
         [f"s3://{bucket}/missing.nc", "-o", str(tmp_path / "b.zarr")],
@@ -133,3 +127,7 @@ def test_bad_store_inputs_exit_2_with_one_line_and_nothing_created(
         assert len(err.strip().splitlines()) == 1, err
         assert keys(client, bucket) == before
         assert sorted(p.name for p in tmp_path.iterdir()) == local
+    # --overwrite replaces it
+    api.apply(None, source, taken, settings="chunks=40x8x8", overwrite=True, progress=False)
+    assert stored_chunks(taken, "tas") == ((40, 8, 8), [])
+    assert_same_data(source, taken)
