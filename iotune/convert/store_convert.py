@@ -142,6 +142,7 @@ def convert_store(
         # complete: the root metadata last, so the store opens only now
         job.where.sibling("/zarr.json").write_bytes(job.held.read_bytes())
         job.held.remove()
+        after = job.where.nbytes()
     finally:
         job.source.close()
         job.where.close()
@@ -153,7 +154,7 @@ def convert_store(
         regions=len(job.regions),
         storage=storage,
         before=before,
-        after=job.where.nbytes(),
+        after=after,
         skipped=skipped,
         checked=checked,
         verify_mode=verify_mode,

@@ -64,7 +64,17 @@ class Location:
         if not spec.bucket or not spec.prefix:
             raise UsageError(f"{flag} {url}: names no object; expected {spec.scheme}://bucket/path")
         target = Target(spec)
-        where = cls(url, target.fsspec(), target)
+        try:
+            fs = target.fsspec()
+        except ImportError as err:
+            raise UsageError(
+                f"{flag} {url}: {spec.scheme}:// needs {err.name or err} (pip install "
+                "'iotune[objectstore]')"
+            ) from err
+        except Exception as err:  # adlfs refuses missing credentials when made
+            first = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise UsageError(f"{flag} {url}: {first}") from err
+        where = cls(url, fs, target)
         where.check_bucket(flag)
         return where
 
@@ -82,11 +92,17 @@ class Location:
         return self.path.split("/", 1)[0]
 
     def close(self) -> None:
-        """Close the connections of the Zarr stores opened here (s3fs keeps them otherwise)."""
-        from iotune.objectstore.clients import close_fsspec
+        """Close the connections of the filesystems opened here, while their loops run.
 
+        Each client closes its own when collected, which at exit comes after the
+        event loop stopped: aiohttp would print "Unclosed client session".
+        """
+        adlfs = any(hasattr(fs, "service_client") for fs in [*self.opened, self.fs])
         while self.opened:
-            close_fsspec(self.opened.pop())
+            _close(self.opened.pop())
+        _close(self.fs)
+        if adlfs:
+            _detach_finalizers(None)
 
     def check_bucket(self, flag: str) -> None:
         from iotune.objectstore.check import explain
@@ -136,6 +152,48 @@ class Location:
         if held is None:
             return FsspecStore(fs, path=self.path, read_only=read_only)
         return _held_root_store()(fs, path=self.path, read_only=read_only, held=held.path)
+
+
+def _close(fs: Any) -> None:
+    """Close an s3fs, gcsfs or adlfs filesystem's connections (in the loop that made them)."""
+    from iotune.objectstore.clients import close_fsspec
+
+    close_fsspec(fs)  # s3fs
+    session = getattr(fs, "_session", None)  # gcsfs
+    client = getattr(fs, "service_client", None)  # adlfs
+    closing = session.close() if session is not None and not session.closed else None
+    closing = client.close() if client is not None else closing
+    if closing is None:
+        return
+    if client is not None:
+        _detach_finalizers(fs)
+    if fs.asynchronous:  # zarr's stores run in zarr's loop
+        from zarr.core.sync import sync as zarr_sync
+
+        zarr_sync(closing)
+    else:
+        from fsspec.asyn import sync
+
+        sync(fs.loop, lambda: closing)
+
+
+def _detach_finalizers(fs: Any) -> None:
+    """Drop adlfs's own closers of ``fs`` (closed here) and of its loopless copies.
+
+    adlfs registers ``weakref.finalize`` closers that run the instance's loop,
+    which an asynchronous instance does not have (None): each would print a
+    traceback when the filesystem is collected or at exit.  dask tokenises the
+    Zarr arrays xarray writes by pickling them, which makes such copies of the
+    store's filesystem; they never connected, so there is nothing to close.
+    """
+    import weakref
+
+    registry = getattr(weakref.finalize, "_registry", {})
+    for finalizer, info in list(registry.items()):
+        owner = info.weakref()
+        loopless = bool(info.args) and info.args[0] is None
+        if owner is fs or (loopless and type(owner).__module__.startswith("adlfs")):
+            finalizer.detach()
 
 
 def _held_root_store() -> type:
