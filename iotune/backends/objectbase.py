@@ -20,7 +20,6 @@ from iotune.backends.base import SlabBackend
 from iotune.model.spec import StorageSpec
 from iotune.objectstore.retry import MAX_RETRIES
 
-
 #: the schemes whose fsspec requests iotune meters (s3fs's aiobotocore events)
 METERED_FSSPEC = ("s3", "file")
 

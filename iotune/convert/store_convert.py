@@ -44,11 +44,11 @@ class StoreJob(Job):
     @property
     def held(self) -> Location:
         """The object holding the root metadata until the target is complete."""
-        return self.where.sibling(PARTIAL)  # type: ignore[no-any-return]
+        return self.where.sibling(PARTIAL)
 
     @property
     def journal_at(self) -> Location:
-        return self.where.sibling(JOURNAL)  # type: ignore[no-any-return]
+        return self.where.sibling(JOURNAL)
 
 
 def prepare_store(

@@ -9,7 +9,8 @@ where they come for a sweep: the environment (``AWS_*`` and ``AWS_ENDPOINT_URL``
 Objects have no rename, so a Zarr target is written at its final prefix and made
 a store last: the root ``zarr.json`` is held in the object ``TARGET.iotune-partial``
 while the regions are written and verified, and PUT at ``TARGET/zarr.json`` only then
-(:meth:`Location.zarr_store` with ``held``).  Until that PUT no reader opens the target as a Zarr store.
+(:meth:`Location.zarr_store` with ``held``).  Until that PUT no reader opens the
+target as a Zarr store.
 The journal is the object ``TARGET.iotune-journal``, rewritten whole after each region
 (objects cannot be appended; it is a few bytes per region), so a conversion can be
 resumed from another machine.
@@ -200,7 +201,7 @@ def _held_root_store() -> type:
     """The held-root store class, made on first use: it subclasses zarr's ``FsspecStore``."""
     from zarr.storage import FsspecStore
 
-    class _HeldRootStore(FsspecStore):  # type: ignore[misc]
+    class _HeldRootStore(FsspecStore):
         """A Zarr store whose root ``zarr.json`` lives in another object (``held``)."""
 
         def __init__(self, fs: Any, *, path: str, read_only: bool, held: str) -> None:

@@ -203,8 +203,9 @@ class Target:
         from adlfs import AzureBlobFileSystem
 
         endpoint = self.endpoint()
-        name, key = os.environ.get("AZURE_STORAGE_ACCOUNT_NAME"), os.environ.get(
-            "AZURE_STORAGE_ACCOUNT_KEY"
+        name, key = (
+            os.environ.get("AZURE_STORAGE_ACCOUNT_NAME"),
+            os.environ.get("AZURE_STORAGE_ACCOUNT_KEY"),
         )
         connection = None
         if endpoint and name and key and not os.environ.get("AZURE_STORAGE_CONNECTION_STRING"):

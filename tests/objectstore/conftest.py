@@ -122,7 +122,9 @@ def gcs_server() -> Iterator[Server]:
     port = _free_port()
     code = "from gcp_storage_emulator.__main__ import main; main()"
     cmd = [sys.executable, "-c", code, "start", "--host", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen([*cmd, "--in-memory"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*cmd, "--in-memory"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     _wait_listening(proc, port, "gcp-storage-emulator", "IOTUNE_REQUIRE_GCS")
     try:
         yield Server("127.0.0.1", port)
