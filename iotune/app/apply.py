@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.convert.convert import DEFAULT_MAX_MEM, convert, prepare
+from iotune.convert.convert import DEFAULT_MAX_MEM
 from iotune.convert.layout import FORMATS, Layout, layout_of, parse_settings
 from iotune.convert.report import ApplyReport
+from iotune.convert.store_convert import convert_any as convert
+from iotune.convert.store_convert import prepare_any as prepare
 from iotune.core.errors import UsageError
 from iotune.core.units import parse_size
 from iotune.model.objective import Objective

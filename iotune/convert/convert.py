@@ -22,9 +22,10 @@ from typing import Any
 from iotune.convert.journal import RegionJournal
 from iotune.convert.layout import Layout, check_dtype
 from iotune.convert.nc_target import NetcdfTarget
+from iotune.convert.opening import open_any
 from iotune.convert.regions import COPIES, Region, plan_regions
 from iotune.convert.report import ApplyReport, describe
-from iotune.convert.source import Source, disk_bytes, open_source, select_variables
+from iotune.convert.source import Source, disk_bytes, select_variables
 from iotune.convert.verify import VERIFY_MODES, verify
 from iotune.convert.zarr_target import ZarrTarget
 from iotune.core.errors import UsageError
@@ -96,28 +97,14 @@ def prepare(
         The target exists (without ``overwrite``), the source is unreadable, its
         variables do not match the configuration, it does not apply to their dtype,
         one row of chunks exceeds ``max_mem``, or the target's file system lacks room.
-        A target on an object store: :func:`iotune.convert.store_convert.prepare_store`.
+        A target on an object store: :func:`iotune.convert.store_convert.prepare_any`.
     """
-    from iotune.convert.stores import is_url
-
-    if is_url(target):
-        from iotune.convert.store_convert import prepare_store
-
-        return prepare_store(
-            source_path,
-            str(target),
-            layout,
-            variables=variables,
-            max_mem=max_mem,
-            resume=resume,
-            overwrite=overwrite,
-        )
     where = Path(target)
     if where.exists() and not overwrite:
         raise UsageError(f"target {where} exists; pass --overwrite to replace it")
     if not where.parent.is_dir():
         raise UsageError(f"target {where}: the directory {where.parent} does not exist")
-    source = open_source(source_path)
+    source = open_any(source_path)
     try:
         job = _job(source, where, layout, variables, max_mem)
         partial = job.partial
@@ -193,10 +180,6 @@ def convert(
     VerificationError
         The target differs from the source (the partial target is kept).
     """
-    from iotune.convert.store_convert import StoreJob, convert_store
-
-    if isinstance(job, StoreJob):
-        return convert_store(job, resume=resume, verify_mode=verify_mode, on_bytes=on_bytes)
     if verify_mode not in VERIFY_MODES:
         raise UsageError(f"--verify: {verify_mode!r}; allowed: {', '.join(VERIFY_MODES)}")
     began = time.monotonic()

@@ -64,12 +64,6 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     """
     import xarray as xr
 
-    from iotune.convert.stores import is_url
-
-    if is_url(path):
-        from iotune.convert.stores import open_store_source
-
-        return open_store_source(str(path))
     where = Path(path)
     if not where.exists():
         raise UsageError(f"source {where}: no such file or directory")

@@ -22,11 +22,11 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from iotune.convert.convert import Job, _job, _write
+from iotune.convert.convert import DEFAULT_MAX_MEM, Job, _job, _write, convert, prepare
 from iotune.convert.layout import Layout
+from iotune.convert.opening import open_any
 from iotune.convert.report import ApplyReport, describe
-from iotune.convert.source import open_source
-from iotune.convert.stores import Location, StoreJournal
+from iotune.convert.stores import Location, StoreJournal, is_url
 from iotune.convert.verify import VERIFY_MODES, verify
 from iotune.convert.zarr_target import ZarrTarget
 from iotune.core.errors import UsageError
@@ -49,6 +49,46 @@ class StoreJob(Job):
     @property
     def journal_at(self) -> Location:
         return self.where.sibling(JOURNAL)
+
+
+def prepare_any(
+    source_path: str | os.PathLike[str],
+    target: str | os.PathLike[str],
+    layout: Layout,
+    *,
+    variables: Sequence[str] | None = None,
+    max_mem: int = DEFAULT_MAX_MEM,
+    resume: bool = False,
+    overwrite: bool = False,
+) -> Job:
+    """:func:`prepare_store` for a target on an object store, else
+    :func:`~iotune.convert.convert.prepare`."""
+    options: dict[str, Any] = {
+        "variables": variables,
+        "max_mem": max_mem,
+        "resume": resume,
+        "overwrite": overwrite,
+    }
+    if is_url(target):
+        return prepare_store(source_path, str(target), layout, **options)
+    return prepare(source_path, target, layout, **options)
+
+
+def convert_any(
+    job: Job,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    verify_mode: str = "sample",
+    on_bytes: Callable[[int], None] | None = None,
+) -> ApplyReport:
+    """:func:`convert_store` for a :class:`StoreJob`, else
+    :func:`~iotune.convert.convert.convert`."""
+    if isinstance(job, StoreJob):
+        return convert_store(job, resume=resume, verify_mode=verify_mode, on_bytes=on_bytes)
+    return convert(
+        job, resume=resume, overwrite=overwrite, verify_mode=verify_mode, on_bytes=on_bytes
+    )
 
 
 def prepare_store(
@@ -86,7 +126,7 @@ def prepare_store(
         )
     if not interrupted and where.exists() and not overwrite:
         raise UsageError(f"target {where.url} exists; pass --overwrite to replace it")
-    source = open_source(source_path)
+    source = open_any(source_path)
     try:
         job = _job(source, Path(where.path), layout, variables, max_mem)
     except BaseException:
