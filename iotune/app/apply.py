@@ -18,6 +18,7 @@ from iotune.convert.layout import FORMATS, Layout, layout_of, parse_settings
 from iotune.convert.report import ApplyReport
 from iotune.convert.store_convert import convert_any as convert
 from iotune.convert.store_convert import prepare_any as prepare
+from iotune.convert.stores import unfolded
 from iotune.core.errors import UsageError
 from iotune.core.units import parse_size
 from iotune.model.objective import Objective
@@ -129,6 +130,7 @@ def apply_with(
     progress: bool = True,
 ) -> ApplyReport:
     """:func:`apply` with an :class:`Objective` made elsewhere (the command line's)."""
+    target = unfolded(target)  # a Path (the command line's -o) folds s3://b/x to s3:/b/x
     layout = chosen_layout(results, objective=objective, settings=settings, target=Path(target))
     try:
         limit = parse_size(max_mem)

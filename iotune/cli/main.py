@@ -148,9 +148,13 @@ def _apply_parser(sub: Any) -> None:
         metavar="[RESULTS] SOURCE",
         help="results.nc (not with --settings) and the netCDF/HDF5 file or Zarr store",
     )
-    # a string: Path would fold the // of s3://bucket/out.zarr
+    # a Path as on every command; Path folds s3://b/x to s3:/b/x: app/apply.py unfolds it
     p.add_argument(
-        "-o", "--out", required=True, help="the target file or store (local, s3://, gs://, az://)"
+        "-o",
+        "--out",
+        type=Path,
+        required=True,
+        help="the target file or store (local, s3://, gs://, az://)",
     )
     _objective(p)
     p.add_argument("--settings", help='the configuration instead: "chunks=1x256x256 codec=zstd"')

@@ -19,6 +19,7 @@ resumed from another machine.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,15 @@ ROOT = "zarr.json"
 def is_url(text: object) -> bool:
     """Whether ``text`` names an object on a store (``s3://``, ``gs://``, ``az://``)."""
     return isinstance(text, str) and text.split("://", 1)[0] in STORE_SCHEMES and "://" in text
+
+
+def unfolded(path: str | os.PathLike[str]) -> str | os.PathLike[str]:
+    """The URL a ``Path`` folded (``s3:/bucket/x`` back to ``s3://bucket/x``), else ``path``."""
+    text = os.fspath(path)
+    scheme, _, rest = text.partition(":/")
+    if scheme in STORE_SCHEMES and rest and not rest.startswith("/"):
+        return f"{scheme}://{rest}"
+    return path
 
 
 @dataclass
