@@ -43,6 +43,7 @@ def test_a_local_netcdf_file_to_a_zarr_store_on_s3(tmp_path: Path, s3) -> None:
     assert not any(k.endswith(".iotune-partial") for k in found)
 
 
+@pytest.mark.slow
 def test_a_zarr_store_on_s3_rechunked_on_s3_and_a_netcdf_object(
     tmp_path: Path, s3, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -73,6 +74,7 @@ def written(client, bucket: str, key: str) -> list[int]:
     return [json.loads(line)["written"] for line in text.splitlines()[1:] if line.endswith("}")]
 
 
+@pytest.mark.slow
 def test_kill_half_way_then_resume_on_s3(
     tmp_path: Path, s3, s3_server: Server, capsys: pytest.CaptureFixture[str]
 ) -> None:
