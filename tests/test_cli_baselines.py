@@ -71,7 +71,9 @@ def test_recommend_json_gives_speedups_with_intervals(sweep) -> None:
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)["vs_baselines"]
     assert {(r["baseline"], r["pattern"]) for r in rows} == {
-        (b, p) for b in ("library", "dask-auto", "cloud") for p in ("full", "timeseries")
+        (b, p)
+        for b in ("library", "dask-auto", "cloud")
+        for p in ("write", "full", "timeseries")  # the pick's cost on writes too
     }
     for row in rows:
         assert set(row) == {"baseline", "pattern", "speedup", "low", "high", "size_ratio"}

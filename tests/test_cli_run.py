@@ -282,3 +282,121 @@ def test_disk_full_fails_the_trial_cleans_scratch_and_goes_on(
     assert ds["status"].sel(codec="zlib").item() == "ok"
     assert ds["status"].sel(codec="bzip2").item() == "ok"
     assert list(small_tmpfs.iterdir()) == []  # scratch cleaned, also after the failure
+
+
+def test_every_file_a_run_writes_honours_the_umask(tmp_path, make_spec):
+    """Colleagues on a shared file system can read what iotune wrote under umask 022."""
+    spec = make_spec({"baselines": ["library"]})
+
+    def umask_022() -> None:
+        os.umask(0o022)
+
+    cmd = [sys.executable, "-m", "iotune", "run", str(spec), "-o", str(tmp_path / "out"), "--plot"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, preexec_fn=umask_022)
+    assert proc.returncode == 0, proc.stderr
+    written = [p for p in (tmp_path / "out").rglob("*")]
+    assert any(p.name == "results.nc" for p in written)
+    assert any(p.suffix == ".png" for p in written)
+    for path in written:
+        mode = path.stat().st_mode & 0o777
+        expected = 0o755 if path.is_dir() else 0o644
+        assert mode == expected, f"{path.relative_to(tmp_path)}: {oct(mode)}, not {oct(expected)}"
+
+
+def test_a_library_refusal_is_one_line_per_reason_not_the_libraries_stderr(tmp_path):
+    """netCDF-C's blosc filter fails on chunks it cannot shrink and prints a line per chunk.
+
+    The terminal gets one line per reason with the settings the failed points share and
+    what exit 1 means; the trial's record keeps the cause and the library's own words.
+    """
+    import yaml
+
+    spec = {
+        "version": 1,
+        "name": "noisy",
+        "workload": {"shape": {"time": 8, "y": 64, "x": 64}, "dtype": "float32", "field": "random"},
+        "parameters": {
+            "chunks": [[8, 16, 16]],
+            "codec": ["blosc-lz4"],
+            "shuffle": ["none", "byte"],
+        },
+        "read": {"patterns": ["full"]},
+        "measure": {"repeats": 1, "cache": "warm", "fsync": False},
+    }
+    (tmp_path / "noisy.yaml").write_text(yaml.safe_dump(spec))
+    proc = iotune("run", tmp_path / "noisy.yaml", "-o", tmp_path / "out", "--no-progress")
+    assert proc.returncode == 1, proc.stderr
+    cause = (
+        "netCDF-C's blosc filter cannot store a chunk that blosc does not shrink "
+        "(noisy data without shuffle); use shuffle=byte or another codec"
+    )
+    assert proc.stderr.splitlines() == [
+        f"iotune: 1 trial failed: {cause} (shuffle=none)",
+        "iotune: exit 1: 1 of 2 grid points failed; the others are measured "
+        "(iotune show lists every reason)",
+    ]
+    ds = xr.open_dataset(tmp_path / "out" / "results.nc")
+    error = str(ds["error"].sel(shuffle="none").values.ravel()[0])
+    assert error.startswith(cause)
+    assert "[library said: Blosc_Filter Error: blosc_filter: Buffer is uncompressible." in error
+
+
+def test_show_numbers_each_reason_once_below_the_table(tmp_path):
+    """A long reason would pad every row's status column: it is a numbered note instead."""
+    import yaml
+
+    spec = {
+        "version": 1,
+        "name": "noisy",
+        "workload": {"shape": {"time": 8, "y": 64, "x": 64}, "dtype": "float32", "field": "random"},
+        "parameters": {
+            "chunks": [[8, 16, 16], [1, 64, 64]],
+            "codec": ["blosc-lz4"],
+            "shuffle": ["none", "byte"],
+        },
+        "read": {"patterns": ["full"]},
+        "measure": {"repeats": 1, "cache": "warm", "fsync": False},
+    }
+    (tmp_path / "noisy.yaml").write_text(yaml.safe_dump(spec))
+    assert iotune("run", tmp_path / "noisy.yaml", "-o", tmp_path / "out").returncode == 1
+    lines = iotune("show", tmp_path / "out", check=True).stdout.splitlines()
+    assert max(map(len, lines)) <= 100
+    failed = [line for line in lines if " none " in line]
+    assert len(failed) == 2 and all(line.endswith("failed (1)") for line in failed)
+    notes = [line for line in lines if line.startswith("(1) ")]
+    assert len(notes) == 1 and notes[0].startswith("(1) netCDF-C's blosc filter cannot store")
+
+
+def test_the_progress_bar_counts_trials(tmp_path, make_spec):
+    """Repeats run interleaved as separate tasks; the bar still counts what the plan lists."""
+    spec = make_spec({"measure": {"repeats": 2}, "baselines": ["library"]})
+    plan = json.loads(iotune("plan", spec, "--format", "json", check=True).stdout)
+    n = len(plan["trials"])
+    proc = iotune("run", spec, "-o", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert f"{n}/{n} trials" in proc.stderr
+    assert "task" not in proc.stderr
+
+
+def test_a_swept_value_that_applies_nowhere_is_named_once_with_why(tmp_path):
+    import yaml
+
+    spec = {
+        "version": 1,
+        "name": "nowhere",
+        "workload": {"shape": {"time": 8, "y": 32, "x": 32}, "dtype": "float32"},
+        "parameters": {
+            "chunks": [[8, 16, 16]],
+            "codec": ["zlib", "zstd"],
+            "shuffle": ["none", "bit"],
+        },
+        "read": {"patterns": ["full"]},
+        "measure": {"repeats": 1, "cache": "warm", "fsync": False},
+    }
+    (tmp_path / "nw.yaml").write_text(yaml.safe_dump(spec))
+    ran = iotune("run", tmp_path / "nw.yaml", "-o", tmp_path / "out", "--no-progress", check=True)
+    line = "shuffle=bit: applies nowhere: bit shuffle is available only with blosc codecs"
+    said = [x.strip() for x in ran.stdout.splitlines() if "applies nowhere" in x]
+    assert len(said) == 1 and said[0].startswith(line)
+    shown = iotune("show", tmp_path / "out", check=True).stdout.splitlines()
+    assert sum(x.startswith(line) for x in shown) == 1

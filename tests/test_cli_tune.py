@@ -49,9 +49,25 @@ def test_replay_with_weights_and_a_strategy(grid_path: Path, tmp_path: Path, cap
     ("args", "message"),
     [
         (["tune"], "iotune: error: tune: give a SPEC, or --replay GRID.nc"),
-        (["tune", str(QUICK), "--strategy", "annealing"], "search.strategy: unknown value"),
-        (["tune", str(QUICK), "--budget", "0"], "search.budget: 0 is out of range"),
-        (["tune", str(QUICK), "--objective", "read:nope"], "search.objective: unknown metric"),
+        (
+            ["tune", str(QUICK), "--strategy", "annealing"],
+            "iotune: error: --strategy: unknown value 'annealing'; "
+            "allowed: grid, random, tpe, gp, auto",
+        ),
+        (
+            ["tune", str(QUICK), "--budget", "1m"],
+            "iotune: error: --budget: '1m': unknown unit 'm'; allowed: trials (an integer), "
+            "a share like 25%, or a time like 30min, 2h, 90s",
+        ),
+        (
+            ["tune", str(QUICK), "--objective", "read:nope"],
+            "iotune: error: --objective: unknown metric 'read:nope'; allowed: write, read:full, "
+            "read:spatial, read:timeseries, or weights like write=1,read:spatial=2",
+        ),
+        (
+            ["tune", str(QUICK), "--prior", "nope.nc"],
+            "iotune: error: --prior: no results at nope.nc",
+        ),
     ],
 )
 def test_usage_errors_exit_2_in_one_line(args: list[str], message: str, capsys) -> None:
@@ -60,9 +76,54 @@ def test_usage_errors_exit_2_in_one_line(args: list[str], message: str, capsys) 
     assert message in err and len(err.splitlines()) == 1
 
 
+def test_a_budget_without_a_unit_says_it_counts_trials(capsys) -> None:
+    """The flag the user typed is named, not the spec key it overrides."""
+    assert main(["tune", str(QUICK), "--budget", "0"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "iotune: --budget 0 counts trials (time on the machine: 0min, 0s or 0h)",
+        "iotune: error: --budget: 0 is out of range; allowed: >= 2",
+    ]
+
+
 def test_replaying_a_search_is_refused(grid_path: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "s"
     assert main(["tune", "--replay", str(grid_path), "--budget", "6", "-o", str(out)]) == 0
     capsys.readouterr()
     assert main(["tune", "--replay", str(out / "results.nc")]) == 2
     assert "these are a search's results, not a grid" in capsys.readouterr().err
+
+
+def test_replaying_a_grid_of_the_users_file_needs_no_data(tmp_path: Path, capsys) -> None:
+    """A replay reads only the results: the source file may be gone or elsewhere."""
+    import numpy as np
+    import xarray as xr
+    import yaml
+
+    source = tmp_path / "tas.nc"
+    values = np.random.default_rng(0).normal(280, 5, (8, 16, 16)).astype("float32")
+    xr.Dataset({"tas": (("time", "lat", "lon"), values)}).to_netcdf(source)
+    spec = {
+        "version": 1,
+        "name": "mine",
+        "workload": {"field": "file", "path": "tas.nc", "variable": "tas"},
+        "parameters": {"chunks": [[8, 4, 4], [1, 16, 16]], "codec": ["none", "zlib"]},
+        "read": {"patterns": ["timeseries"], "timeseries": {"pixels": 4}},
+        "measure": {"repeats": 1, "cache": "warm", "fsync": False},
+    }
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(spec))
+    grid = tmp_path / "grid"
+    assert main(["run", str(tmp_path / "mine.yaml"), "-o", str(grid), "--no-progress"]) == 0
+    source.unlink()
+    capsys.readouterr()
+    args = ["tune", "--replay", str(grid), "--budget", "3", "--no-progress"]
+    assert main(args) == 0, capsys.readouterr().err
+    assert "search 'mine': auto (seed 0), 3 of 3 trials" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["run", "tune"])
+def test_an_execution_flag_is_named_as_typed(command: str, capsys) -> None:
+    assert main([command, str(QUICK), "--scheduler", "bogus"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "iotune: error: --scheduler: 'bogus' is not an address like tcp://host:8786"
+    )

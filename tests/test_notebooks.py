@@ -10,6 +10,7 @@ the notebooks is marked ``slow``.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import runpy
 import shutil
@@ -323,6 +324,14 @@ def test_your_analysis_notebook_tunes_your_file_for_your_function(tmp_path: Path
         f"{name}:{backend}" for backend in YOURS["backends"] for name in SPEC_BASELINES
     ]
     assert (out / "myanalysis.py").exists() and not (out / "tas.nc").exists()
+    # the recommendation applied to the file: predicted, converted, measured before and after
+    assert "dry run: would apply" in text and "measured after (3 cold repeats" in text
+    (record,) = out.glob("mine-climatology.*.iotune-apply.json")
+    after = json.loads(record.read_text())["patterns"]
+    assert list(after) == ["climatology", "timeseries"]  # the sweep's, but the loader's
+    assert all(row["low"] <= row["speedup"] <= row["high"] for row in after.values()), after
+    assert after["climatology"]["same_answer"] is True
+    assert (out / "before-after.png").exists()
     # the function the notebook wrote gives, on the user's file, what the trials gave
     monthly_mean = runpy.run_path(str(out / "myanalysis.py"))["monthly_mean"]
     expected = data[:, 2:10, 0:8].reshape(12, 5, 8, 8).mean(axis=(1, 2, 3))

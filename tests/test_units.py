@@ -91,11 +91,26 @@ def test_parse_size_large_string_is_exact():
         pytest.param(2 * TiB, "2TiB", id="TiB"),
         pytest.param(3 * GiB + MiB, "3073MiB", id="exact-in-smaller-unit"),
         pytest.param(1536, "1.5KiB", id="inexact"),
-        pytest.param(1_234_567, "1.2MiB", id="inexact-rounded"),
+        pytest.param(1_234_567, "1.18MiB", id="inexact-rounded"),
+        pytest.param(999 * KiB + 1000, "1000KiB", id="three-digits-round-up"),
     ],
 )
 def test_format_size(nbytes, label):
     assert format_size(nbytes) == label
+
+
+@pytest.mark.parametrize(
+    ("nbytes", "label"),
+    [
+        pytest.param(31_112_192, "29.7MiB", id="measured-size"),
+        pytest.param(3 * GiB + MiB, "3GiB", id="rounded"),
+        pytest.param(512 * KiB, "512KiB", id="whole"),
+        pytest.param(96 * 2**30 - 1, "96GiB", id="rounds-up"),
+        pytest.param(1536, "1.5KiB", id="no-trailing-zero"),
+    ],
+)
+def test_measured_sizes_have_three_significant_digits(nbytes, label):
+    assert format_size(nbytes, exact=False) == label
 
 
 @pytest.mark.parametrize(

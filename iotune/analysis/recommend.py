@@ -28,9 +28,10 @@ from iotune.analysis.points import (
 )
 from iotune.core.errors import RecommendError
 from iotune.model.objective import Objective
+from iotune.results import ties
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.batches import batches_of, loader_figures
-from iotune.results.objective import Candidate
+from iotune.results.objective import Candidate, compare
 from iotune.results.speedup import layouts, not_measured, vs_baselines
 from iotune.results.stats import ALPHA
 
@@ -96,6 +97,12 @@ class Recommendation:
     baselines_missing: list[str] = field(default_factory=list)
     #: the winner's median ``samples_per_s`` and ``first_batch_s`` (the batches pattern)
     batches: dict[str, float] = field(default_factory=dict)
+    #: the baseline is not beaten beyond noise: :class:`iotune.analysis.ties.Keep` as a
+    #: dict, and the line that says so first
+    keep: dict[str, Any] = field(default_factory=dict)
+    keep_text: str = ""
+    #: how a tie among the leaders was broken (empty: no tie)
+    tie_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -190,14 +197,20 @@ def recommend_with(
     ds = open_results(results) if isinstance(results, str | Path) else results
     ranking = ds.iotune.rank_by(objective)
     chosen, kept = ranking.objective.weights or {}, ranking.ranked
-    winner, runner = kept[0], kept[1] if len(kept) > 1 else None
     current = current_settings(ds)
+    winner, runner, sep, tie_note = _stable_pick(ranking, current or _defaults(ds))
     if current:
         baseline, note = _current(current, ranking.candidates)
     else:
         baseline, note = _baseline(ds, ranking.candidates, winner)
     repeats = int(ds.sizes.get("repeat", 1))
-    sep = ranking.separation
+    noise = ds.iotune.noise.get(next(iter(chosen))) if len(chosen) == 1 else None
+    # the pick's whole cost: every read pattern and the write, not the objective alone
+    speedups = vs_baselines(ds, {p: winner.coords for p in ("write", *ds.iotune.patterns)})
+    if current:  # the application's own settings, measured as a grid point
+        kept_settings = ties.keep(winner, baseline, chosen, noise=noise)
+    else:  # what the user has anyway: their file's layout, else the library's default
+        kept_settings = ties.keep_named(speedups, layouts(ds), chosen, noise=noise)
     speedup = {}
     if baseline is not None:
         speedup = {m: winner.median[m] / baseline.median[m] for m in chosen}
@@ -211,6 +224,11 @@ def recommend_with(
         runner_up=runner,
         baseline=baseline,
         baseline_note=note,
+        keep=asdict(kept_settings) if kept_settings else {},
+        keep_text=kept_settings.text(winner.label, _objective_name(chosen))
+        if kept_settings
+        else "",
+        tie_note=tie_note,
         separated=None if sep is None else sep.beats,
         separation="only one configuration met the constraints" if sep is None else sep.text,
         speedup=speedup,
@@ -227,11 +245,55 @@ def recommend_with(
             batches=batches_of(ds),
         ),
         current=current,
-        vs_baselines=vs_baselines(ds, {p: winner.coords for p in ds.iotune.patterns}),
+        vs_baselines=speedups,
         baseline_layouts=layouts(ds),
         baselines_missing=not_measured(ds),
         batches=loader_figures(ds, winner.coords),
     )
+
+
+def _stable_pick(
+    ranking: Any, defaults: Mapping[str, Any]
+) -> tuple[Candidate, Candidate | None, Any, str]:
+    """The winner among the leader's tie (:mod:`iotune.analysis.ties`), its runner-up,
+    their separation and the note that says a tie was broken (empty when there was none).
+    """
+    kept = ranking.ranked
+    winner = ties.pick(kept, defaults)
+    runner = next((c for c in kept if c is not winner), None)
+    group = ties.tied(kept)
+    if winner is kept[0]:
+        sep = ranking.separation
+    else:  # the leader by noise gave way: test the pick against its own runner-up
+        sep = compare(winner, runner, ranking.objective.weights or {}, ranking.alpha)
+    note = ""
+    if len(group) > 1:
+        note = (
+            f"{len(group)} configurations cannot be told apart (their repeats overlap); "
+            f"picked {ties.TIE_BREAK}"
+        )
+    return winner, runner, sep, note
+
+
+def _objective_name(weights: Mapping[str, float]) -> str:
+    if len(weights) == 1:
+        return next(iter(weights))
+    return ",".join(f"{m}={w:g}" for m, w in weights.items())
+
+
+def _defaults(ds: xr.Dataset) -> dict[str, Any]:
+    """The sweep's default values of the :data:`BASELINE` parameters it swept."""
+    found = {}
+    for dim, prefs in BASELINE.items():
+        if dim not in ds.dims:
+            continue
+        values = [plain(v) for v in ds[dim].values]
+        if dim == "hints":
+            prefs = (*prefs, *empty_hint_sets(ds))
+        value = next((p for p in prefs if p in values), None)
+        if value is not None:
+            found[dim] = value
+    return found
 
 
 def _repeats_used(cands: list[Candidate]) -> tuple[int, int] | None:

@@ -61,10 +61,11 @@ def render_text(rec: Recommendation) -> str:
         objective = next(iter(rec.weights))
     used = rec.repeats_used or (rec.repeats, rec.repeats)
     repeats = str(used[0]) if used[0] == used[1] else f"{used[0]}-{used[1]}"
-    lines = [
+    lines = [rec.keep_text] if rec.keep_text else []  # the answer first, then what was measured
+    lines.append(
         f"objective: {objective} (throughput in MiB/s, median of {repeats} repeats; "
         f"{rec.candidates} configurations qualify)"
-    ]
+    )
     if rec.noise:
         floors = ", ".join(f"{m} {v:.0%}" for m, v in rec.noise.items())
         lines.append(f"noise floor of this run (smallest difference it could see): {floors}")
@@ -85,6 +86,8 @@ def render_text(rec: Recommendation) -> str:
     if rec.runner_up is not None:
         lines += _candidate_lines("runner-up", rec.runner_up)
     lines.append(f"  {rec.separation}")
+    if rec.tie_note:
+        lines.append(f"  {rec.tie_note}")
     lines += _baseline_lines(rec)
     lines += speedup_text(
         rec.vs_baselines,
@@ -116,7 +119,9 @@ def _candidate_lines(role: str, cand: Candidate) -> list[str]:
         )
     if len(cand.median) > 1:
         lines.append(f"{'':<11} {'score':<16} {cand.score:>8.3f} (1 = best of each metric)")
-    lines.append(f"{'':<11} stored {format_size(cand.file_bytes)}, ratio {cand.ratio:.2f}")
+    lines.append(
+        f"{'':<11} stored {format_size(cand.file_bytes, exact=False)}, ratio {cand.ratio:.2f}"
+    )
     return lines
 
 
@@ -154,7 +159,10 @@ def _baseline_lines(rec: Recommendation) -> list[str]:
         return [*_candidate_lines("current", base), f"  {rec.baseline_note}", *head]
     if base.coords == rec.winner.coords:
         return [f"{rec.baseline_note}", "  the winner is the baseline itself: nothing to gain"]
-    lines = _candidate_lines("baseline", base)
+    if rec.runner_up is not None and base.coords == rec.runner_up.coords:
+        lines = [f"{'baseline:':<11} the runner-up ({base.label}), figures above"]
+    else:  # printed once: the runner-up's figures are the baseline's when they are one point
+        lines = _candidate_lines("baseline", base)
     lines.append(f"  {rec.baseline_note}")
     faster = ", ".join(f"{m} {x:.2f}x" for m, x in rec.speedup.items() if m != "score")
     size = rec.winner.file_bytes / base.file_bytes - 1

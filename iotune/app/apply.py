@@ -13,10 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.convert.convert import DEFAULT_MAX_MEM
-from iotune.convert.layout import FORMATS, Layout, layout_of, parse_settings
+from iotune.convert.after import measure_after, read_patterns, record_path
+from iotune.convert.convert import DEFAULT_MAX_MEM, Job
+from iotune.convert.layout import FORMATS, HDF5, HDF5_KNOBS, Layout, layout_of, parse_settings
+from iotune.convert.predict import Prediction, predict
 from iotune.convert.report import ApplyReport
+from iotune.convert.sources import SourceLike
 from iotune.convert.store_convert import convert_any as convert
+from iotune.convert.store_convert import on_a_store
 from iotune.convert.store_convert import prepare_any as prepare
 from iotune.convert.stores import unfolded
 from iotune.core.errors import UsageError
@@ -26,12 +30,15 @@ from iotune.model.objective import Objective
 if TYPE_CHECKING:
     import xarray as xr
 
-__all__ = ["ApplyReport", "apply", "apply_with", "chosen_layout"]
+__all__ = ["ApplyReport", "Prediction", "apply", "apply_with", "chosen_layout"]
+
+#: the format a --settings configuration writes by the target's suffix (else netcdf4)
+SUFFIXES = {".zarr": "zarr", ".h5": "h5py", ".hdf5": "h5py"}
 
 
 def apply(
     results: str | Path | xr.Dataset | None,
-    source: str | os.PathLike[str],
+    source: SourceLike | Sequence[SourceLike],
     target: str | os.PathLike[str],
     *,
     settings: str | None = None,
@@ -47,7 +54,10 @@ def apply(
     resume: bool = False,
     overwrite: bool = False,
     progress: bool = True,
-) -> ApplyReport:
+    dry_run: bool = False,
+    measure: bool = True,
+    patterns: Sequence[str] | None = None,
+) -> ApplyReport | Prediction:
     """Convert ``source`` to ``target`` with a sweep's recommended settings.
 
     Parameters
@@ -55,13 +65,17 @@ def apply(
     results
         A results file, its directory or Dataset; may be None with ``settings``.
     source
-        A local netCDF/HDF5 file or Zarr store.
+        A local netCDF/HDF5 file or Zarr store; or several netCDF/HDF5 files (a list,
+        or a glob such as ``"data/tas_*.nc"``) opened as one dataset along the
+        dimension whose coordinate differs between them, as ``open_mfdataset`` does.
     target
-        Where to write: a netCDF4 file or a Zarr v3 store, by the recommended backend.
+        Where to write: a netCDF4 file, a Zarr v3 store, or an HDF5 file (h5py/h5netcdf
+        backends, with the recommendation's file-level knobs), by the recommended backend.
     settings
         An explicit configuration instead of the recommendation,
         ``"chunks=1x256x256 codec=zstd level=3"`` (``backend=zarr`` to choose the
-        format; default by the target's suffix, ``.zarr`` for Zarr).
+        format; default by the target's suffix: ``.zarr`` Zarr, ``.h5``/``.hdf5`` HDF5 through
+        h5netcdf with the file-level knobs, else netCDF4).
     objective, weights, max_size, max_ratio_loss, max_error, min_digits
         What "best" means, as for :func:`iotune.recommend`.
     variables
@@ -77,11 +91,22 @@ def apply(
         Replace an existing target (and discard an interrupted conversion).
     progress
         Show a progress bar in bytes on stderr.
+    dry_run
+        Create nothing: return the predicted size, time, peak memory and requests
+        (:mod:`iotune.convert.predict`).
+    measure
+        After the conversion, time the sweep's read patterns on the source and the
+        target, cold and repeated, and store the speedups beside the target
+        (``TARGET.iotune-apply.json``, :mod:`iotune.convert.after`).
+    patterns
+        The read patterns measured after (default: the sweep's; with ``settings``
+        and no results, ``timeseries`` and ``spatial``).
 
     Returns
     -------
-    ApplyReport
-        What changed (chunks, codec, size) and what was verified.
+    ApplyReport or Prediction
+        What changed (chunks, codec, size), what was verified and the speedups
+        measured after; with ``dry_run`` the :class:`Prediction`.
 
     Raises
     ------
@@ -112,12 +137,15 @@ def apply(
         resume=resume,
         overwrite=overwrite,
         progress=progress,
+        dry_run=dry_run,
+        measure=measure,
+        patterns=patterns,
     )
 
 
 def apply_with(
     results: str | Path | xr.Dataset | None,
-    source: str | os.PathLike[str],
+    source: SourceLike | Sequence[SourceLike],
     target: str | os.PathLike[str],
     *,
     objective: Objective | None,
@@ -128,10 +156,15 @@ def apply_with(
     resume: bool,
     overwrite: bool,
     progress: bool = True,
-) -> ApplyReport:
+    dry_run: bool = False,
+    measure: bool = True,
+    patterns: Sequence[str] | None = None,
+) -> ApplyReport | Prediction:
     """:func:`apply` with an :class:`Objective` made elsewhere (the command line's)."""
     target = unfolded(target)  # a Path (the command line's -o) folds s3://b/x to s3:/b/x
-    layout = chosen_layout(results, objective=objective, settings=settings, target=Path(target))
+    ds = _results(results) if results is not None else None
+    layout = chosen_layout(ds, objective=objective, settings=settings, target=Path(target))
+    wanted = read_patterns(ds, patterns) if measure and not dry_run else ()
     try:
         limit = parse_size(max_mem)
     except ValueError as err:
@@ -144,14 +177,38 @@ def apply_with(
         max_mem=limit,
         resume=resume,
         overwrite=overwrite,
+        # a quantised recommendation is verified within the error its objective allowed
+        max_error=objective.max_error if objective is not None else None,
+        min_digits=objective.min_digits if objective is not None else None,
     )
+    if dry_run:
+        try:
+            return predict(
+                job, ds, source_text=str(source), target_text=str(target), verify_mode=verify
+            )
+        finally:
+            job.source.close()
+    report = _convert(job, resume=resume, overwrite=overwrite, verify=verify, progress=progress)
+    if wanted and on_a_store(job):
+        report.after = {"skipped": "the patterns are not measured on object stores yet"}
+        return report
+    record_path(job.target).unlink(missing_ok=True)  # a replaced target's record is stale
+    if wanted:
+        report.after = measure_after(ds, job, report, patterns=wanted)
+    return report
+
+
+def _convert(
+    job: Job, *, resume: bool, overwrite: bool, verify: str, progress: bool
+) -> ApplyReport:
     if not progress:
         return convert(job, resume=resume, overwrite=overwrite, verify_mode=verify)
     from tqdm.auto import tqdm
 
     with tqdm(
         total=job.total_bytes,
-        unit="B",
+        unit="iB",  # with unit_scale and 1024: KiB, MiB, GiB (tqdm writes its prefix before)
+        bar_format="{l_bar}{bar}| {n_fmt}iB/{total_fmt}iB [{elapsed}<{remaining}, {rate_fmt}]",
         unit_scale=True,
         unit_divisor=1024,
         file=sys.stderr,
@@ -175,7 +232,7 @@ def chosen_layout(
     dims = tuple(ds.iotune.workload.get("shape") or ()) if ds is not None else ()
     if settings is not None:
         given = parse_settings(settings)
-        backend = given.pop("backend", None) or ("zarr" if target.suffix == ".zarr" else "netcdf4")
+        backend = given.pop("backend", None) or SUFFIXES.get(target.suffix, "netcdf4")
         return layout_of(given, dims=dims, backend=backend)
     if ds is None:
         raise UsageError("apply: give a RESULTS file, or the configuration with --settings")
@@ -187,8 +244,10 @@ def chosen_layout(
     if backend not in FORMATS:
         raise UsageError(
             f"apply: the recommendation is for backend {backend!r}; apply writes "
-            f"{' or '.join(FORMATS)} (give the configuration with --settings)"
+            f"{', '.join(FORMATS)} (give the configuration with --settings)"
         )
+    if backend not in HDF5:  # the HDF5 file-level knobs travel only to an HDF5 file
+        found = {k: v for k, v in found.items() if k not in HDF5_KNOBS}
     return layout_of(found, dims=dims, backend=backend)
 
 

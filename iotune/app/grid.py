@@ -59,16 +59,25 @@ def _execute(
 ) -> None:
     schedule = Schedule(plan, session.journal, session.task)
     with session.executor() as executor:
-        total = schedule.expected + schedule.probes
-        bar = session.progress(total, schedule.started(), unit="task", enabled=progress)
+        # counted in trials, as the plan and the summary count them; a repeat of an
+        # interleaved trial moves the bar by its share, the last one completes the trial
+        bar = session.progress(
+            len(plan.trials), schedule.trials_done(), unit="trial", enabled=progress
+        )
+        credit: dict[str, float] = {}
         for batch in schedule.batches():
             work = {w.task.trial.id: w for w in batch}
             for result in executor.map([w.task for w in batch]):
-                complete = schedule.record(work[result.id], result)
+                done = work[result.id]
+                complete = schedule.record(done, result)
                 if bar is not None:
-                    bar.total = max(bar.total, bar.n + 1)  # adaptive repeats may run longer
-                    bar.update(1)
+                    had = credit.get(done.trial_id, 0.0)
+                    step = (
+                        1.0 - had if complete is not None else min(schedule.share(done), 0.9 - had)
+                    )
+                    credit[done.trial_id] = had + max(step, 0.0)
+                    bar.update(max(step, 0.0))
                     if result.status != "ok":
-                        bar.write(f"trial {work[result.id].trial_id} failed: {result.error}")
+                        bar.write(f"trial {done.trial_id} failed: {result.error}")
                 if complete is not None and on_result is not None:
                     on_result(complete)

@@ -263,12 +263,24 @@ class Session:
             else:
                 executor.close()
 
-    def progress(self, total: int, initial: int, *, unit: str, enabled: bool) -> Any:
-        """A progress bar on stderr (closed on leaving), or None when not ``enabled``."""
+    def progress(self, total: int, initial: float, *, unit: str, enabled: bool) -> Any:
+        """A progress bar on stderr (closed on leaving), or None when not ``enabled``.
+
+        Counts may be fractional (a repeat is part of a trial); they are shown whole.
+        """
         if not enabled:
             return None
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, initial=initial, unit=unit, file=sys.stderr, dynamic_ncols=True)
+        plural = unit if unit == "s" else f"{unit}s"  # seconds of a time budget, or trials
+        shown = "{l_bar}{bar}| {n:.0f}/{total_fmt} " + plural + " [{elapsed}<{remaining}]"
+        bar = tqdm(
+            total=total,
+            initial=initial,
+            unit=unit,
+            file=sys.stderr,
+            dynamic_ncols=True,
+            bar_format=shown,
+        )
         self._bars.append(bar)
         return bar

@@ -100,6 +100,9 @@ def grid_sweep(grid: xr.Dataset, overrides: Mapping[str, Any], source: str) -> S
         raise UsageError(f"--replay {source}: the results hold no spec to search")
     data = yaml.safe_load(text)
     data.setdefault("search", {})
+    workload = grid.iotune.workload
+    if workload.get("field") == "file":  # a replay reads no data: the grid says what it was
+        data["workload"] = {k: v for k, v in workload.items() if v is not None}
     for key, value in overrides.items():
         apply_override(data, key, value, source=source)
     shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
@@ -107,7 +110,7 @@ def grid_sweep(grid: xr.Dataset, overrides: Mapping[str, Any], source: str) -> S
     # the user's code is found where the spec that measured the grid was, not beside it
     found = json.loads(str(grid.attrs.get("provenance_user_patterns", "[]")))
     base = Path(found[0]["base"]) if found and found[0].get("base") else None
-    return load_spec_text(text, source=source, base=base)
+    return load_spec_text(text, source=source, base=base, recorded=True)
 
 
 def goal_of(sweep: Sweep, search: SearchSpec) -> Goal:

@@ -119,7 +119,7 @@ def create_dataset(file: Any, workload: Workload, params: Mapping[str, Any]) -> 
         dtype=workload.dtype,
         chunks=chunks,
         **codecs.h5py_encoding(codec),
-        **_dataset_kwargs(params),
+        **dataset_kwargs(params),
     )
     for axis, dim in enumerate(workload.dims):
         dset.attrs[f"dim{axis}"] = dim
@@ -127,7 +127,7 @@ def create_dataset(file: Any, workload: Workload, params: Mapping[str, Any]) -> 
     return dset
 
 
-def _dataset_kwargs(params: Mapping[str, Any]) -> dict[str, Any]:
+def dataset_kwargs(params: Mapping[str, Any]) -> dict[str, Any]:
     """``fill_time`` and a ``dcpl`` with the allocation time, when the trial sets them."""
     from h5py import h5d, h5p
 

@@ -10,10 +10,11 @@ not call (cleaning, calibrating as text, merging files, papermill, warnings).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from iotune.core.errors import UsageError
+from iotune.core.errors import SpecError, UsageError
 from iotune.model.objective import Objective
 from iotune.results.dataset import open_results, save
 from iotune.runner.calibrate_store import clean_storage
@@ -125,3 +126,16 @@ def notebook(
 
     params = parse_parameters(parameters)
     return run_notebook(path, parameters=params, out=out, kernel=kernel)
+
+
+def named_by_flag(err: SpecError, given: Mapping[str, object], *, section: str) -> UsageError:
+    """``err`` about ``section.NAME`` told as ``--NAME``, the flag the user typed.
+
+    A value given on the command line is checked where the spec's own is, so its error
+    names the spec key (``search.budget``); a user who typed ``--budget`` reads that flag.
+    Errors about keys no flag gave are returned unchanged.
+    """
+    key = err.field.removeprefix(f"{section}.").split("[", 1)[0]
+    if not err.field.startswith(f"{section}.") or given.get(key) is None:
+        return err
+    return UsageError(f"--{key.replace('_', '-')}: {err.message}")

@@ -88,18 +88,49 @@ def plan(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from iotune.app import api
     from iotune.cli import actions
+    from iotune.core.errors import SpecError
 
     options = actions.run_options(args)
-    ds = api.run_with(args.spec, options, progress=not args.no_progress)
+    try:
+        ds = api.run_with(args.spec, options, progress=not args.no_progress)
+    except SpecError as err:  # a value from --scheduler and the like: named as typed
+        raise actions.named_by_flag(err, _execution_flags(args), section="execution") from err
     name = str(ds.attrs["name"])
     out = options.out or api.run_out(name)
     print(f"{name}: {api.counts_text(ds)}")
+    for line in api.nowhere_lines(ds):
+        print(f"  {line}")
     print(api.best_text(ds))
     for warning in actions.run_warnings(ds):
         print(f"iotune: warning: {warning}", file=sys.stderr)
     print(f"results: {out / 'results.nc'}")
     _plots(args, ds, out)
-    return EXIT_FAILED if api.any_failed(ds) else EXIT_OK
+    return _exit_code(ds)
+
+
+EXECUTION_FLAGS = ("executor", "workers", "scheduler", "per_host")
+
+
+def _execution_flags(args: argparse.Namespace) -> dict[str, object]:
+    """The ``execution.*`` values the command line gave (None: the spec's own)."""
+    return {name: getattr(args, name, None) for name in EXECUTION_FLAGS}
+
+
+def _exit_code(ds: Any) -> int:
+    """1 when trials failed, after one line per reason and the code's meaning; else 0."""
+    from iotune.app import api
+
+    if not api.any_failed(ds):
+        return EXIT_OK
+    for line in api.failures_lines(ds):
+        print(f"iotune: {line}", file=sys.stderr)
+    counts = ds.iotune.counts()
+    print(
+        f"iotune: exit {EXIT_FAILED}: {counts.get('failed', 0)} of {sum(counts.values())} "
+        "grid points failed; the others are measured (iotune show lists every reason)",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
 
 
 def _plots(args: argparse.Namespace, ds: Any, out: Path) -> None:
@@ -114,22 +145,36 @@ def tune(args: argparse.Namespace) -> int:
     from iotune.app import api
     from iotune.app.tuning import search_overrides
     from iotune.cli import actions
-    from iotune.core.errors import UsageError
+    from iotune.core.errors import SpecError, UsageError
 
     if args.spec is None and args.replay is None:
         raise UsageError("tune: give a SPEC, or --replay GRID.nc")
     names = ("strategy", "budget", "seed", "prior", "parallel", *actions.OBJECTIVE_OPTIONS)
-    search = search_overrides(**{name: getattr(args, name) for name in names})
+    given = {name: getattr(args, name) for name in names}
+    search = search_overrides(**given)
+    if isinstance(args.budget, str) and args.budget.isdigit():
+        # a bare number is trials; someone who meant time should know before the hours pass
+        print(
+            f"iotune: --budget {args.budget} counts trials "
+            f"(time on the machine: {args.budget}min, {args.budget}s or {args.budget}h)",
+            file=sys.stderr,
+        )
     options = actions.run_options(args)
-    ds = api.tune_with(
-        args.spec, options, search=search, replay=args.replay, progress=not args.no_progress
-    )
+    try:
+        ds = api.tune_with(
+            args.spec, options, search=search, replay=args.replay, progress=not args.no_progress
+        )
+    except SpecError as err:
+        flagged = actions.named_by_flag(err, given, section="search")
+        if flagged is err:
+            flagged = actions.named_by_flag(err, _execution_flags(args), section="execution")
+        raise flagged from err
     print(api.search_text(ds))
     if args.out is not None or args.replay is None:
         out = args.out or api.tune_out(str(ds.attrs["name"]))
         print(f"results: {out / 'results.nc'}")
         _plots(args, ds, out)
-    return EXIT_FAILED if api.any_failed(ds) else EXIT_OK
+    return _exit_code(ds)
 
 
 def clean(args: argparse.Namespace) -> int:
@@ -198,8 +243,8 @@ def apply(args: argparse.Namespace) -> int:
     from iotune.core.errors import UsageError
 
     wanted = 1 if args.settings else 2
-    if len(args.inputs) != wanted:
-        shape = "SOURCE with --settings" if args.settings else "RESULTS SOURCE"
+    if len(args.inputs) < wanted:
+        shape = "SOURCE... with --settings" if args.settings else "RESULTS SOURCE..."
         raise UsageError(f"apply: give {shape}, not {len(args.inputs)} paths")
     given = [name for name in actions.OBJECTIVE_OPTIONS if getattr(args, name) is not None]
     if args.settings and given:
@@ -209,7 +254,7 @@ def apply(args: argparse.Namespace) -> int:
     with stop_on_signals():  # SIGTERM unwinds like Ctrl-C: the partial target stays resumable
         report = api.apply_with(
             results,
-            args.inputs[-1],
+            args.inputs[wanted - 1 :],  # several sources: one dataset, as open_mfdataset
             args.out,
             objective=None if args.settings else actions.objective_of(args),
             settings=args.settings,
@@ -219,6 +264,9 @@ def apply(args: argparse.Namespace) -> int:
             resume=args.resume,
             overwrite=args.overwrite,
             progress=not args.no_progress,
+            dry_run=args.dry_run,
+            measure=not args.no_measure,
+            patterns=[n for n in (args.patterns or "").split(",") if n] or None,
         )
     if args.format == "json":
         _emit(report.to_dict())

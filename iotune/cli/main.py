@@ -30,11 +30,21 @@ DEPRECATED = {
     ("calibrate", "--block"): "--transfer-size",  # what a sweep calls transfer_size
 }
 RESULTS_HELP = "results.nc or the directory holding it"
+EXIT_CODES = """exit codes:
+  0        done
+  1        done, but some trials failed (each is recorded with its reason; the
+           others are measured)
+  2        refused: bad input, said in one line; nothing was created
+  128+N    stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); finished
+           trials are kept, rerun with --resume"""
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="iotune", description="Sweep storage settings and measure how fast data moves."
+        prog="iotune",
+        description="Sweep storage settings and measure how fast data moves.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=_version())
     _verbosity(parser, argparse.SUPPRESS)
@@ -145,8 +155,10 @@ def _apply_parser(sub: Any) -> None:
     p.add_argument(
         "inputs",
         nargs="+",
-        metavar="[RESULTS] SOURCE",
-        help="results.nc (not with --settings) and the netCDF/HDF5 file or Zarr store",
+        metavar="PATH",
+        help="RESULTS SOURCE... (SOURCE... with --settings): results.nc, then the "
+        "netCDF/HDF5 file or Zarr store; several files or a quoted glob ('data/tas_*.nc') "
+        "are one dataset along their record dimension",
     )
     # a Path as on every command; Path folds s3://b/x to s3:/b/x: app/apply.py unfolds it
     p.add_argument(
@@ -157,7 +169,11 @@ def _apply_parser(sub: Any) -> None:
         help="the target file or store (local, s3://, gs://, az://)",
     )
     _objective(p)
-    p.add_argument("--settings", help='the configuration instead: "chunks=1x256x256 codec=zstd"')
+    p.add_argument(
+        "--settings",
+        help='the configuration instead: "chunks=1x256x256 codec=zstd" (also backend=, level=, '
+        "shuffle=, quantize=, shards=, and HDF5 file knobs such as page_size=4MiB)",
+    )
     p.add_argument(
         "--variables",
         help="comma-separated variables to convert (default: those with the workload's dimensions)",
@@ -172,6 +188,21 @@ def _apply_parser(sub: Any) -> None:
     p.add_argument("--resume", action="store_true", help="finish an interrupted conversion")
     p.add_argument("--overwrite", action="store_true", help="replace an existing target")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="create nothing: print the predicted size, time, peak memory and requests",
+    )
+    p.add_argument(
+        "--no-measure",
+        action="store_true",
+        help="skip timing the read patterns on SOURCE and TARGET after the conversion",
+    )
+    p.add_argument(
+        "--patterns",
+        help="comma-separated read patterns timed after (default: the sweep's; "
+        "with --settings: timeseries,spatial)",
+    )
     _format(p)
 
 

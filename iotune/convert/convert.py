@@ -15,21 +15,25 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iotune.convert.h5_target import HDF5_FORMATS, H5Target, file_params, workload_of
 from iotune.convert.journal import RegionJournal
 from iotune.convert.layout import Layout, check_dtype
+from iotune.convert.lossy import Tolerance, check_variable, tolerance_of
 from iotune.convert.nc_target import NetcdfTarget
-from iotune.convert.opening import open_any
-from iotune.convert.regions import COPIES, Region, plan_regions
+from iotune.convert.regions import Region, plan_regions
 from iotune.convert.report import ApplyReport, describe
 from iotune.convert.source import Source, disk_bytes, select_variables
+from iotune.convert.sources import SourceLike, open_sources
 from iotune.convert.verify import VERIFY_MODES, verify
+from iotune.convert.whole import Rows, copy_whole, plan_whole
 from iotune.convert.zarr_target import ZarrTarget
 from iotune.core.errors import UsageError
 from iotune.core.units import format_size
+from iotune.model.quantize import ErrorMeter
 
 logger = logging.getLogger(__name__)
 #: test hook: seconds to sleep after each region, so a test can kill a conversion half-way
@@ -51,6 +55,10 @@ class Job:
     regions: list[Region]
     #: bytes of one row of the region dimension over the variables written by region
     row_bytes: int = 0
+    #: the variables in ``whole``, in blocks of rows of their own first dimension
+    whole_blocks: dict[str, list[Rows]] = field(default_factory=dict)
+    #: the error verification allows the quantised (converted) variables; None: lossless
+    tolerance: Tolerance | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -71,16 +79,19 @@ class Job:
 
     def describe(self) -> dict[str, Any]:
         """The journal's header: a resumed run must be the same job."""
-        return {
+        header: dict[str, Any] = {
             "source": self.source.location(),
             "settings": self.layout.text(),
             "variables": self.converted,
             "regions": [[r.start, r.stop] for r in self.regions],
         }
+        if self.source.paths:  # several files: every one, in the order given
+            header["sources"] = [str(p.resolve()) for p in self.source.paths]
+        return header
 
 
 def prepare(
-    source_path: str | os.PathLike[str],
+    source_path: SourceLike | Sequence[SourceLike],
     target: str | os.PathLike[str],
     layout: Layout,
     *,
@@ -88,8 +99,13 @@ def prepare(
     max_mem: int = DEFAULT_MAX_MEM,
     resume: bool = False,
     overwrite: bool = False,
+    max_error: float | None = None,
+    min_digits: int | None = None,
 ) -> Job:
     """Every pre-flight check, creating nothing.
+
+    ``max_error`` (absolute) and ``min_digits`` tighten the error verification allows
+    a quantised layout (see :mod:`iotune.convert.lossy`).
 
     Raises
     ------
@@ -104,9 +120,10 @@ def prepare(
         raise UsageError(f"target {where} exists; pass --overwrite to replace it")
     if not where.parent.is_dir():
         raise UsageError(f"target {where}: the directory {where.parent} does not exist")
-    source = open_any(source_path)
+    source = open_sources(source_path)
     try:
         job = _job(source, where, layout, variables, max_mem)
+        job.tolerance = tolerance_of(layout.lossy, max_error=max_error, min_digits=min_digits)
         partial = job.partial
         if partial.exists() and not (resume or overwrite):
             raise UsageError(
@@ -128,17 +145,12 @@ def _job(
     converted = select_variables(ds, dims=layout.dims, names=names, ndim=ndim)
     for name in converted:
         check_dtype(layout, ds[name].dtype, name)
+        check_variable(layout.lossy, layout.backend, name, ds[name].dtype, dict(ds[name].attrs))
         layout.chunks_for(tuple(map(str, ds[name].dims)), ds[name].shape)
     region_dim = str(ds[converted[0]].dims[0])
     by_region = {str(n) for n, v in ds.variables.items() if v.ndim and v.dims[0] == region_dim}
     whole = [str(n) for n in ds.variables if n not in by_region]
-    for name in whole:  # copied in one piece: it must fit the limit on its own
-        if COPIES * ds[name].nbytes > max_mem:
-            raise UsageError(
-                f"--max-mem {format_size(max_mem)}: {name} ({', '.join(map(str, ds[name].dims))})"
-                f" does not start with {region_dim} and is copied whole, which needs "
-                f"{format_size(COPIES * ds[name].nbytes)}; raise --max-mem"
-            )
+    whole_blocks = plan_whole(ds, whole, max_mem=max_mem)
     row_bytes = sum(ds[n].dtype.itemsize * math.prod(ds[n].shape[1:]) for n in by_region)
     first = layout.chunks_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
     shards = layout.shards_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
@@ -147,7 +159,9 @@ def _job(
     regions = plan_regions(
         int(ds.sizes[region_dim]), row_bytes=row_bytes, chunk=chunk, max_mem=max_mem
     )
-    return Job(source, target, layout, converted, by_region, whole, region_dim, regions, row_bytes)
+    job = Job(source, target, layout, converted, by_region, whole, region_dim, regions, row_bytes)
+    job.whole_blocks = whole_blocks
+    return job
 
 
 def _room(job: Job, *, kept: int) -> None:
@@ -190,16 +204,9 @@ def convert(
             if on_bytes is not None:
                 on_bytes(sum(job.bytes_of(r) for r in job.regions if r.index in journal.done))
             _write(job, target, journal, on_bytes)
-            checked = verify(
-                job.source,
-                target.read,
-                by_region=sorted(job.by_region),
-                whole=job.whole,
-                regions=job.regions,
-                region_dim=job.region_dim,
-                mode=verify_mode,
-            )
+            checked, meters = _verify(job, target, verify_mode)
             storage = {name: target.storage(name) for name in job.converted}
+            properties = target.properties() if isinstance(target, H5Target) else None
         finally:
             target.close()
         before = job.source.nbytes()
@@ -220,26 +227,61 @@ def convert(
         checked=checked,
         verify_mode=verify_mode,
         seconds=time.monotonic() - began,
+        tolerance=job.tolerance,
+        errors={name: meter.result() for name, meter in meters.items()},
+        file_properties=properties,
     )
+
+
+def _verify(
+    job: Job, target: NetcdfTarget | ZarrTarget | H5Target, mode: str
+) -> tuple[int, dict[str, ErrorMeter]]:
+    """The regions verified, and the largest errors per quantised variable."""
+    meters: dict[str, ErrorMeter] = {}
+    checked = verify(
+        job.source,
+        target.read,
+        by_region=sorted(job.by_region),
+        whole=job.whole,
+        regions=job.regions,
+        region_dim=job.region_dim,
+        mode=mode,
+        whole_blocks=job.whole_blocks,
+        tolerance=job.tolerance,
+        lossy=job.converted,
+        meters=meters,
+    )
+    return checked, meters
 
 
 def _start(
     job: Job, *, resume: bool, overwrite: bool
-) -> tuple[RegionJournal, NetcdfTarget | ZarrTarget]:
+) -> tuple[RegionJournal, NetcdfTarget | ZarrTarget | H5Target]:
     """The journal and the partial target: reopened to resume, else made afresh."""
     if overwrite and not resume:
         _remove(job.partial)
     again = resume and job.partial.exists() and job.journal.exists()
     journal = RegionJournal(job.journal, job=job.describe(), resume=again)
     try:
-        return journal, _open(job, fresh=not journal.done)
+        fresh = not journal.done
+        target = _open(job, fresh=fresh)
     except OSError as err:  # the partial file was torn by the crash: start again
         logger.warning("%s cannot be reopened (%s): writing every region again", job.partial, err)
         journal = RegionJournal(job.journal, job=job.describe(), resume=False)
-        return journal, _open(job, fresh=True)
+        fresh, target = True, _open(job, fresh=True)
+    if fresh:  # the variables outside the regions, before the first region's line
+        copy_whole(job.source.ds, job.whole_blocks, target.write)
+    return journal, target
 
 
-def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget:
+def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget | H5Target:
+    if job.layout.backend in HDF5_FORMATS:
+        if fresh:
+            _remove(job.partial)
+            return H5Target.create(job.partial, job.source, job.layout, job.converted)
+        params = file_params(job.layout, job.source, job.converted)
+        workload = workload_of(job.source, job.converted[0])
+        return H5Target(job.partial, mode="a", params=params, workload=workload)
     if job.layout.backend == "zarr":
         if fresh:
             _remove(job.partial)
@@ -262,7 +304,7 @@ def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget:
 
 def _write(
     job: Job,
-    target: NetcdfTarget | ZarrTarget,
+    target: NetcdfTarget | ZarrTarget | H5Target,
     journal: RegionJournal,
     on_bytes: Callable[[int], None] | None,
 ) -> None:

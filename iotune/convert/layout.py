@@ -10,14 +10,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iotune.backends._hdf5 import CACHE_KNOBS, FILE_KNOBS, resolve_file
+from iotune.convert.lossy import parse_quantize
 from iotune.core.errors import NotApplicable, UsageError
 from iotune.core.units import chunk_label, parse_chunk_label
-from iotune.model.codecs import Codec, netcdf4_encoding, resolve
+from iotune.model import parameters
+from iotune.model.codecs import Codec, h5py_encoding, netcdf4_encoding, resolve
+from iotune.model.quantize import Quantize
 
-#: the target formats a conversion writes, by the backend a sweep measured
-FORMATS = ("netcdf4", "zarr")
+#: the target formats a conversion writes, by the backend a sweep measured (h5py and
+#: h5netcdf: the same netCDF-4-readable HDF5 file, with the file-level knobs)
+FORMATS = ("netcdf4", "zarr", "h5py", "h5netcdf")
+HDF5 = ("h5py", "h5netcdf")
+#: the HDF5 file-level and chunk cache knobs a target carries, as the h5py backend names them
+HDF5_KNOBS = ("chunk_cache", *FILE_KNOBS, *CACHE_KNOBS)
 #: --settings keys
-SETTING_KEYS = ("backend", "chunks", "codec", "level", "shuffle", "quantize", "shards")
+SETTING_KEYS = (
+    "backend",
+    "chunks",
+    "codec",
+    "level",
+    "shuffle",
+    "quantize",
+    "shards",
+    *HDF5_KNOBS,
+)
 
 
 @dataclass(frozen=True)
@@ -32,12 +49,15 @@ class Layout:
     chunks: str | tuple[int, ...]
     codec: Codec
     dims: tuple[str, ...] = ()
-    #: a lossy quantisation the recommendation holds: refused for now (see check_dtype)
-    quantize: str = "none"
+    #: a lossy quantisation (``bitround:10``, ``digits:3``; ``off``): see convert/lossy.py
+    quantize: str = "off"
     #: Zarr shards (a multiple of ``chunks`` along every dimension), None for none
     shards: tuple[int, ...] | None = None
+    #: HDF5 file-level and chunk cache knobs (:data:`HDF5_KNOBS`), as (name, value) pairs
+    hdf5: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "quantize", parse_quantize(self.quantize).label)
         if self.backend not in FORMATS:
             allowed = ", ".join(FORMATS)
             raise UsageError(f"backend: {self.backend!r} cannot be written; allowed: {allowed}")
@@ -60,6 +80,23 @@ class Layout:
                 netcdf4_encoding(self.codec)
             except NotApplicable as err:
                 raise UsageError(f"codec: {err}") from err
+        if self.hdf5 or self.backend in HDF5:
+            self._check_hdf5()
+
+    def _check_hdf5(self) -> None:
+        """The h5py backend's own rules for its file-level knobs (resolve_file)."""
+        if self.hdf5 and self.backend not in HDF5:
+            raise UsageError(
+                f"{self.hdf5[0][0]}: an HDF5 file-level knob; it applies to backend "
+                f"{' or '.join(HDF5)}, not {self.backend}"
+            )
+        if self.chunks == "contiguous" and self.codec.name != "none":
+            raise UsageError("chunks: contiguous storage cannot be compressed in HDF5")
+        try:
+            h5py_encoding(self.codec)
+            resolve_file(dict(self.hdf5), chunk_label(self.chunks), HDF5_KNOBS)
+        except NotApplicable as err:
+            raise UsageError(f"backend {self.backend}: {err}") from err
 
     def _check_shards(self, shards: tuple[int, ...]) -> None:
         if self.backend != "zarr":
@@ -74,6 +111,11 @@ class Layout:
                 f"shards: {chunk_label(shards)} is not a multiple of the chunks "
                 f"{chunk_label(self.chunks)} along every dimension"
             )
+
+    @property
+    def lossy(self) -> Quantize:
+        """The quantisation, ``Quantize()`` (off) for lossless settings."""
+        return parse_quantize(self.quantize)
 
     def shards_for(self, dims: Sequence[str], shape: Sequence[int]) -> tuple[int, ...] | None:
         """The shard shape of a variable: no longer than the whole chunks that cover it."""
@@ -110,6 +152,9 @@ class Layout:
             parts.append(f"shuffle={self.codec.shuffle}")
         if self.shards is not None:
             parts.append(f"shards={chunk_label(self.shards)}")
+        if self.lossy.lossy:
+            parts.append(f"quantize={self.quantize}")
+        parts += [f"{k}={parameters.show(k, v)}" for k, v in self.hdf5]
         return " ".join(parts)
 
 
@@ -158,14 +203,20 @@ def layout_of(
     except (NotApplicable, ValueError, KeyError) as err:
         raise UsageError(f"codec: {err}") from err
     chosen = backend or settings.get("backend") or "netcdf4"
-    quantize = str(settings.get("quantize") or "none")
+    quantize = str(settings.get("quantize") or "off")
     shards = settings.get("shards")
     if isinstance(shards, str):
         shards = None if shards == "none" else parse_chunk_label(shards)
     if isinstance(shards, str):
         raise UsageError(f"shards: {shards!r}; allowed: none or AxBxC")
     found = None if shards is None else tuple(int(n) for n in shards)
-    return Layout(str(chosen), chunks, codec, tuple(dims), quantize, found)
+    # parsed as a spec parses them (sizes like 64KiB); a SpecError is a UsageError
+    hdf5 = tuple(
+        (k, parameters.get(k).parse(settings[k], k, None))  # type: ignore[arg-type]
+        for k in HDF5_KNOBS
+        if settings.get(k) is not None
+    )
+    return Layout(str(chosen), chunks, codec, tuple(dims), quantize, found, hdf5)
 
 
 def check_dtype(layout: Layout, dtype: Any, name: str) -> None:
@@ -175,14 +226,5 @@ def check_dtype(layout: Layout, dtype: Any, name: str) -> None:
     kind = np.dtype(dtype).kind
     if kind not in "biuf":
         raise UsageError(f"{name}: dtype {np.dtype(dtype)} cannot be converted (allowed: numbers)")
-    if layout.quantize != "none":
-        if kind != "f":
-            raise UsageError(
-                f"{name}: quantize {layout.quantize!r} does not apply to dtype "
-                f"{np.dtype(dtype)} (allowed: floating point)"
-            )
-        raise UsageError(
-            f"{name}: quantize {layout.quantize!r} cannot be applied yet (lossless only)"
-        )
     if layout.codec.info.family == "blosc" and np.dtype(dtype).itemsize > 255:
         raise UsageError(f"{name}: blosc does not apply to items of {np.dtype(dtype).itemsize} B")

@@ -17,6 +17,7 @@ from iotune.convert.layout import Layout
 from iotune.convert.source import Source, own_encoding
 from iotune.core.errors import UsageError
 from iotune.model.codecs import netcdf4_encoding
+from iotune.model.quantize import netcdf4_kwargs
 
 
 class NetcdfTarget:
@@ -39,7 +40,7 @@ class NetcdfTarget:
         *,
         by_region: set[str],
     ) -> NetcdfTarget:
-        """Dimensions, variables and attributes; variables not written by region are copied."""
+        """Dimensions, variables and attributes; no values (see :mod:`iotune.convert.blocks`)."""
         target = cls(path, mode="w")
         ds, nc = source.ds, target.nc
         for dim, length in ds.sizes.items():
@@ -59,14 +60,16 @@ class NetcdfTarget:
             )
             made.set_auto_maskandscale(False)
             made.setncatts(attrs)
-            if name not in by_region:
-                made[...] = var.values
         nc.setncatts(dict(ds.attrs))
         nc.sync()
         return target
 
     def write(self, name: str, start: int, stop: int, values: np.ndarray) -> None:
-        self.nc[name][start:stop] = values
+        var = self.nc[name]
+        if var.ndim == 0:
+            var[...] = values
+        else:
+            var[start:stop] = values
 
     def read(self, name: str, start: int | None = None, stop: int | None = None) -> np.ndarray:
         var = self.nc[name]
@@ -85,7 +88,8 @@ class NetcdfTarget:
 
 
 def _encoding(var: Any, layout: Layout) -> dict[str, Any]:
-    keywords = dict(netcdf4_encoding(layout.codec))
+    # netCDF-C quantises each slab as it is written, leaving fill values as they are
+    keywords = dict(netcdf4_encoding(layout.codec)) | netcdf4_kwargs(layout.lossy)
     chunks = layout.chunks_for(tuple(map(str, var.dims)), var.shape)
     if chunks == "contiguous":
         if keywords.get("compression"):

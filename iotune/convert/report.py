@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iotune.convert.lossy import Tolerance
 from iotune.convert.source import Source, source_chunks, source_codec
 from iotune.core.units import chunk_label, format_size
 
@@ -25,6 +26,13 @@ class ApplyReport:
     verify: str = "sample"
     regions_verified: int = 0
     seconds: float = 0.0
+    #: a quantised layout's error limits (``Tolerance.to_dict``); None when lossless
+    error_limit: dict[str, Any] | None = None
+    #: an HDF5 target's file-level properties as the library applied them
+    file_properties: dict[str, Any] | None = None
+    #: the read patterns timed on the source and the target after the conversion
+    #: (:mod:`iotune.convert.after`); None when not measured
+    after: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -36,16 +44,30 @@ class ApplyReport:
                 f"  {var['name']}: chunks {var['chunks_before']} -> {var['chunks_after']}, "
                 f"codec {var['codec_before']} -> {var['codec_after']}"
             )
+            if "max_abs_error" in var:
+                lines.append(
+                    f"    largest error {var['max_abs_error']:.3g} (relative "
+                    f"{var['max_rel_error']:.3g}); allowed {var['error_allowed']}"
+                )
         ratio = self.bytes_after / self.bytes_before if self.bytes_before else float("nan")
         lines.append(
             f"  size {format_size(self.bytes_before, exact=False)} -> "
             f"{format_size(self.bytes_after, exact=False)} ({ratio:.2f}x)"
         )
+        if self.file_properties:
+            shown = ", ".join(f"{k} {v}" for k, v in self.file_properties.items())
+            lines.append(f"  HDF5 file: {shown}")
         resumed = f", {self.regions_skipped} already written" if self.regions_skipped else ""
         lines.append(
-            f"  {self.regions} regions{resumed}; verify {self.verify}: "
-            f"{self.regions_verified} regions equal; {self.seconds:.1f} s"
+            f"  {_count(self.regions, 'region')}{resumed}; verify {self.verify}: "
+            f"{_count(self.regions_verified, 'region')} "
+            f"{'within the error' if self.error_limit else 'equal'}"
+            f"; {self.seconds:.1f} s"
         )
+        if self.after is not None:
+            from iotune.convert.after import after_text
+
+            lines += after_text(self.after)
         return "\n".join(lines)
 
 
@@ -63,9 +85,16 @@ def describe(
     checked: int,
     verify_mode: str,
     seconds: float,
+    tolerance: Tolerance | None = None,
+    errors: dict[str, dict[str, float]] | None = None,
+    file_properties: dict[str, Any] | None = None,
 ) -> ApplyReport:
-    """The :class:`ApplyReport` of a finished conversion; ``storage`` as the target reports it."""
-    variables = []
+    """The :class:`ApplyReport` of a finished conversion; ``storage`` as the target reports it.
+
+    ``errors`` are the largest errors verification saw per quantised variable
+    (:meth:`ErrorMeter.result`), within ``tolerance``.
+    """
+    variables: list[dict[str, Any]] = []
     for name in converted:
         var = source.ds[name].variable
         chunks, codec = storage[name]
@@ -78,8 +107,15 @@ def describe(
                 "codec_after": _codec_text(codec),
             }
         )
+        if tolerance is not None and name in (errors or {}):
+            found = (errors or {})[name]
+            variables[-1] |= {
+                "max_abs_error": found["max_abs_error"],
+                "max_rel_error": found["max_rel_error"],
+                "error_allowed": f"{tolerance.label}: {tolerance.text()}",
+            }
     return ApplyReport(
-        source=source.url or str(source.path),
+        source=source.label(),
         target=str(target),
         settings=settings,
         variables=variables,
@@ -90,6 +126,8 @@ def describe(
         verify=verify_mode,
         regions_verified=checked,
         seconds=round(seconds, 3),
+        error_limit=tolerance.to_dict() if tolerance is not None else None,
+        file_properties=file_properties,
     )
 
 
@@ -101,3 +139,7 @@ def _codec_text(codec: Any) -> str:
         text = f"{on[0]} {codec.get('complevel')}"
         return text + (" +shuffle" if codec.get("shuffle") else "")
     return "+".join(codec) or "none"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

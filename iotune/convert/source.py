@@ -26,6 +26,8 @@ class Source:
     kind: str  # "netcdf" (netCDF/HDF5 file) or "zarr"
     ds: xr.Dataset
     unlimited: tuple[str, ...] = field(default_factory=tuple)
+    #: every file of a source of several (see :mod:`iotune.convert.sources`); else empty
+    paths: tuple[Path, ...] = ()
     #: the source's URL when it is on an object store (:mod:`iotune.convert.stores`)
     url: str = ""
 
@@ -38,7 +40,13 @@ class Source:
 
     def nbytes(self) -> int:
         """Bytes the source takes on disk (a Zarr store: all its files)."""
-        return disk_bytes(self.path)
+        return sum(disk_bytes(p) for p in self.paths or (self.path,))
+
+    def label(self) -> str:
+        """The source as a report names it: its URL, its path, or its files' paths."""
+        if self.url:
+            return self.url
+        return ", ".join(map(str, self.paths)) if self.paths else str(self.path)
 
 
 def disk_bytes(path: Path) -> int:

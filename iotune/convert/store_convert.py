@@ -22,12 +22,22 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from iotune.convert.convert import DEFAULT_MAX_MEM, Job, _job, _write, convert, prepare
+from iotune.convert.convert import (
+    DEFAULT_MAX_MEM,
+    Job,
+    _job,
+    _verify,
+    _write,
+    convert,
+    prepare,
+)
 from iotune.convert.layout import Layout
-from iotune.convert.opening import open_any
+from iotune.convert.lossy import tolerance_of
 from iotune.convert.report import ApplyReport, describe
+from iotune.convert.sources import SourceLike, open_sources
 from iotune.convert.stores import Location, StoreJournal, is_url
-from iotune.convert.verify import VERIFY_MODES, verify
+from iotune.convert.verify import VERIFY_MODES
+from iotune.convert.whole import copy_whole
 from iotune.convert.zarr_target import ZarrTarget
 from iotune.core.errors import UsageError
 
@@ -52,7 +62,7 @@ class StoreJob(Job):
 
 
 def prepare_any(
-    source_path: str | os.PathLike[str],
+    source_path: SourceLike | Sequence[SourceLike],
     target: str | os.PathLike[str],
     layout: Layout,
     *,
@@ -60,6 +70,8 @@ def prepare_any(
     max_mem: int = DEFAULT_MAX_MEM,
     resume: bool = False,
     overwrite: bool = False,
+    max_error: float | None = None,
+    min_digits: int | None = None,
 ) -> Job:
     """:func:`prepare_store` for a target on an object store, else
     :func:`~iotune.convert.convert.prepare`."""
@@ -68,6 +80,8 @@ def prepare_any(
         "max_mem": max_mem,
         "resume": resume,
         "overwrite": overwrite,
+        "max_error": max_error,
+        "min_digits": min_digits,
     }
     if is_url(target):
         return prepare_store(source_path, str(target), layout, **options)
@@ -91,8 +105,13 @@ def convert_any(
     )
 
 
+def on_a_store(job: Job) -> bool:
+    """Whether the job's source or target is on an object store."""
+    return isinstance(job, StoreJob) or bool(job.source.url)
+
+
 def prepare_store(
-    source_path: str | os.PathLike[str],
+    source_path: SourceLike | Sequence[SourceLike],
     target: str,
     layout: Layout,
     *,
@@ -100,6 +119,8 @@ def prepare_store(
     max_mem: int,
     resume: bool,
     overwrite: bool,
+    max_error: float | None = None,
+    min_digits: int | None = None,
 ) -> StoreJob:
     """Every pre-flight check for a target on a store, creating nothing.
 
@@ -126,9 +147,10 @@ def prepare_store(
         )
     if not interrupted and where.exists() and not overwrite:
         raise UsageError(f"target {where.url} exists; pass --overwrite to replace it")
-    source = open_any(source_path)
+    source = open_sources(source_path)
     try:
         job = _job(source, Path(where.path), layout, variables, max_mem)
+        job.tolerance = tolerance_of(layout.lossy, max_error=max_error, min_digits=min_digits)
     except BaseException:
         source.close()
         raise
@@ -165,18 +187,11 @@ def convert_store(
             job.where.remove()
             job.held.remove()
             target = _create(job, root)
+            copy_whole(job.source.ds, job.whole_blocks, target.write)
         if on_bytes is not None:
             on_bytes(sum(job.bytes_of(r) for r in job.regions if r.index in journal.done))
         _write(job, target, journal, on_bytes)
-        checked = verify(
-            job.source,
-            target.read,
-            by_region=sorted(job.by_region),
-            whole=job.whole,
-            regions=job.regions,
-            region_dim=job.region_dim,
-            mode=verify_mode,
-        )
+        checked, meters = _verify(job, target, verify_mode)
         storage = {name: target.storage(name) for name in job.converted}
         before = job.source.nbytes()
         # complete: the root metadata last, so the store opens only now
@@ -199,6 +214,8 @@ def convert_store(
         checked=checked,
         verify_mode=verify_mode,
         seconds=time.monotonic() - began,
+        tolerance=job.tolerance,
+        errors={name: meter.result() for name, meter in meters.items()},
     )
 
 

@@ -1,19 +1,24 @@
 """Compare the target with the source, region by region, on the stored values.
 
 Lossless settings must give identical values (NaN equal to NaN in the same places);
-``--verify sample`` checks the first, the last and a middle region of each variable
-written by region, ``full`` every region, ``none`` nothing.
+quantised ones values within the :class:`~iotune.convert.lossy.Tolerance`, whose
+largest errors are measured per variable.  ``--verify sample`` checks the first,
+the last and a middle region of each variable written by region, ``full`` every
+region, ``none`` nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 
 import numpy as np
 
+from iotune.convert.lossy import Tolerance, within
 from iotune.convert.regions import Region, sample
 from iotune.convert.source import Source
+from iotune.convert.whole import Rows, source_rows, target_rows
 from iotune.core.errors import VerificationError
+from iotune.model.quantize import ErrorMeter
 
 VERIFY_MODES = ("full", "sample", "none")
 
@@ -36,27 +41,54 @@ def verify(
     regions: Sequence[Region],
     region_dim: str,
     mode: str,
+    whole_blocks: Mapping[str, Sequence[Rows]] | None = None,
+    tolerance: Tolerance | None = None,
+    lossy: Sequence[str] = (),
+    meters: MutableMapping[str, ErrorMeter] | None = None,
 ) -> int:
     """Check the target through ``read(name, start, stop)``; return the regions checked.
+
+    ``whole_blocks`` cuts the variables in ``whole`` along their own first dimension (see
+    :mod:`iotune.convert.whole`); without it each is compared in one piece.  The
+    variables in ``lossy`` are compared within ``tolerance``, their largest errors
+    kept in ``meters`` (one :class:`ErrorMeter` per variable).
 
     Raises
     ------
     VerificationError
-        A value differs; the message names the variable and the rows.
+        A value differs (beyond the tolerance); the message names the variable and rows.
     """
     if mode == "none":
         return 0
     checked = list(regions) if mode == "full" else sample(regions)
+    found = meters if meters is not None else {}
+
+    def equal(name: str, expected: np.ndarray, got: np.ndarray, where: str) -> None:
+        if tolerance is None or name not in lossy:
+            if not same(expected, got):
+                raise VerificationError(f"verify: {name}{where} differs from the source")
+            return
+        meter = found.setdefault(name, ErrorMeter())
+        if not within(expected, got, tolerance, attrs=source.ds[name].attrs, meter=meter):
+            raise VerificationError(
+                f"verify: {name}{where} differs from the source beyond the error allowed by "
+                f"quantize {tolerance.label} ({tolerance.text()}; largest error seen "
+                f"{meter.max_abs:.3g}, relative {meter.max_rel:.3g})"
+            )
+
     for name in whole:
-        if not same(np.asarray(source.ds[name].values), read(name, None, None)):
-            raise VerificationError(f"verify: {name} differs from the source")
+        var = source.ds[name]
+        if whole_blocks is None:
+            equal(name, np.asarray(var.values), read(name, None, None), "")
+            continue
+        for block in whole_blocks.get(name) or ():
+            rows = f" rows {block[0]}-{block[1]} of {var.dims[0]}" if var.ndim else ""
+            got = target_rows(read, source.ds, name, block)
+            equal(name, source_rows(source.ds, name, block), got, rows)
     for region in checked:
         for name in by_region:
-            rows = {region_dim: slice(region.start, region.stop)}
-            expected = np.asarray(source.ds[name].isel(rows).values)
-            if not same(expected, read(name, region.start, region.stop)):
-                raise VerificationError(
-                    f"verify: {name} rows {region.start}-{region.stop} of {region_dim} "
-                    "differ from the source"
-                )
+            cut = {region_dim: slice(region.start, region.stop)}
+            expected = np.asarray(source.ds[name].isel(cut).values)
+            where = f" rows {region.start}-{region.stop} of {region_dim}"
+            equal(name, expected, read(name, region.start, region.stop), where)
     return len(checked)

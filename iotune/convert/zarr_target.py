@@ -19,6 +19,7 @@ import numpy as np
 from iotune.convert.layout import Layout
 from iotune.convert.source import Source, source_chunks
 from iotune.model.codecs import zarr_compressors
+from iotune.model.quantize import zarr_filters
 
 
 class ZarrTarget:
@@ -56,6 +57,8 @@ class ZarrTarget:
                 codec = layout.codec
                 compressors = zarr_compressors(codec, itemsize=var.dtype.itemsize)
                 encoding[str(name)] = {"compressors": compressors}
+                if layout.lossy.lossy:  # BitRound rounds each region as zarr writes it
+                    encoding[str(name)]["filters"] = zarr_filters(layout.lossy)
                 if isinstance(chunks, tuple):
                     encoding[str(name)]["chunks"] = chunks
                 shards = layout.shards_for(tuple(map(str, var.dims)), var.shape)
@@ -68,8 +71,8 @@ class ZarrTarget:
             if "_FillValue" not in var.attrs:  # else xarray adds NaN to every float
                 encoding.setdefault(str(name), {})["_FillValue"] = None
             var.encoding = {}
-        for name in by_region:
-            if name not in ds.indexes:
+        for name in ds.variables:  # lazy: values follow by region and by block
+            if name not in ds.indexes and ds[name].ndim:
                 ds[name] = ds[name].chunk()
         ds.to_zarr(
             path,
@@ -94,6 +97,16 @@ class ZarrTarget:
         for name in self.by_region:
             array = zarr.open_array(self.path / name, mode="r+")
             array[start:stop] = self.source.ds[name].isel(rows).values
+
+    def write(self, name: str, start: int, stop: int, values: np.ndarray) -> None:
+        """Rows ``start`` to ``stop`` of one variable (a scalar: all of it)."""
+        import zarr
+
+        array = zarr.open_array(self.path / name, mode="r+")
+        if array.ndim == 0:
+            array[...] = values
+        else:
+            array[start:stop] = values
 
     def read(self, name: str, start: int | None = None, stop: int | None = None) -> np.ndarray:
         import zarr

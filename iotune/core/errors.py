@@ -146,6 +146,21 @@ def one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}{where}"
 
 
+def reason(err: BaseException) -> str:
+    """What went wrong in words, for a one-line message that names the path itself.
+
+    An ``OSError`` gives its ``strerror`` in lower case (``no such file or directory``,
+    ``permission denied``), never its errno, which is what ``err.args[0]`` holds; any
+    other error gives the first line of its text.
+    """
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror[0].lower() + err.strerror[1:]
+    if isinstance(err, KeyError) and err.args:  # str() of a KeyError quotes its message
+        return str(err.args[0])
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
 class IotuneWarning(UserWarning):
     """Base class of the warnings iotune gives; filter them with :mod:`warnings`.
 

@@ -63,19 +63,37 @@ def parse_size(value: object) -> int:
 
 
 def format_size(nbytes: float, *, exact: bool = True) -> str:
-    """Return a short binary label, exact when possible (``67108864`` -> ``64MiB``).
+    """Return a binary size label with 3 significant digits: ``64MiB``, ``29.7MiB``, ``512KiB``.
 
-    ``exact=False`` rounds to one decimal of the largest unit (``89.4GiB``),
-    for sizes that are estimates or measurements rather than settings.
+    Every command, plot and export writes sizes this way.  ``exact=True`` is for
+    settings, which must read back as the same number of bytes: when the 3-digit label
+    would not, the size is written whole in the largest unit that divides it
+    (``3073MiB``).  ``exact=False`` is for measurements and estimates (``89.4GiB``).
     """
-    for unit in ("TiB", "GiB", "MiB", "KiB"):
-        factor = _UNITS[unit]
-        if exact and nbytes >= factor and nbytes % factor == 0:
-            return f"{int(nbytes // factor)}{unit}"
-    for unit in ("TiB", "GiB", "MiB", "KiB"):
-        if nbytes >= _UNITS[unit]:
-            return f"{nbytes / _UNITS[unit]:.1f}{unit}"
-    return f"{int(nbytes)}B"
+    if nbytes < 1024:
+        return f"{int(nbytes)}B"
+    unit = next(u for u in ("TiB", "GiB", "MiB", "KiB") if nbytes >= _UNITS[u])
+    shown = f"{_three_digits(nbytes / _UNITS[unit])}{unit}"
+    if not exact or nbytes != int(nbytes) or _reads_back(shown, int(nbytes)):
+        return shown
+    for smaller in ("GiB", "MiB", "KiB"):
+        if _UNITS[smaller] < _UNITS[unit] and int(nbytes) % _UNITS[smaller] == 0:
+            return f"{int(nbytes) // _UNITS[smaller]}{smaller}"
+    return shown
+
+
+def _reads_back(label: str, nbytes: int) -> bool:
+    try:
+        return parse_size(label) == nbytes
+    except ValueError:  # 1.18MiB is not a whole number of bytes
+        return False
+
+
+def _three_digits(value: float) -> str:
+    """``1.5``, ``29.7``, ``512``: three significant digits, no trailing zeros."""
+    decimals = 0 if value >= 99.95 else 1 if value >= 9.995 else 2
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def format_number(value: float, *, digits: int | None = None, significant: int = 3) -> str:
@@ -104,6 +122,16 @@ def format_number(value: float, *, digits: int | None = None, significant: int =
 def format_rate(mibps: float, *, significant: int = 3) -> str:
     """Return a throughput in MiB/s as text: ``"123 MiB/s"``, ``"4.56 MiB/s"``."""
     return f"{format_number(mibps, significant=significant)} MiB/s"
+
+
+def format_duration(seconds: float) -> str:
+    """Return a short time with 3 significant digits: ``456 µs``, ``12.3 ms``, ``1.23 s``."""
+    if math.isnan(seconds):
+        return "-"
+    for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if seconds >= factor * 0.9995 or unit == "µs":
+            return f"{_three_digits(seconds / factor)} {unit}"
+    raise AssertionError("unreachable")  # the loop ends on µs
 
 
 def chunk_label(chunks: str | Sequence[int]) -> str:

@@ -10,6 +10,8 @@ the dataset.
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -165,6 +167,20 @@ def _open(path: str | Path):
     return xr.open_dataset(path, mask_and_scale=False, decode_times=False, chunks=None, **extra)
 
 
+def _open_checked(path: str | Path):
+    """:func:`_open`, with xarray's long engine and store messages said in a few words."""
+    if not Path(path).exists():  # before xarray, whose message for a missing store is a path
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+    try:
+        return _open(path)
+    except (ValueError, OSError) as err:
+        if Path(path).is_dir() and isinstance(err, ValueError):  # zarr's not-found is both
+            raise ValueError("a directory that is not a Zarr store") from err
+        if isinstance(err, ValueError) and "did not find a match" in str(err):
+            raise ValueError("not a netCDF, HDF5 or Zarr file that xarray can open") from err
+        raise
+
+
 def describe_file(path: str | Path, variable: str) -> dict[str, Any]:
     """Shape (by dimension) and a supported dtype of ``variable`` in a file or store.
 
@@ -173,9 +189,9 @@ def describe_file(path: str | Path, variable: str) -> dict[str, Any]:
     KeyError
         The variable is not there; the message lists the ones that are.
     OSError, ValueError
-        The file cannot be opened by xarray.
+        The file cannot be opened by xarray (the message says why in words).
     """
-    with _open(path) as ds:
+    with _open_checked(path) as ds:
         if variable not in ds.variables:
             raise KeyError(f"no variable {variable!r}; it has {', '.join(map(str, ds.variables))}")
         var = ds[variable]

@@ -73,6 +73,8 @@ class ParameterDef:
         """A value as a person writes it in a spec: ``64MiB``, ``8x128x128``, ``zlib``."""
         if self.is_bytes and isinstance(value, int | float) and not isinstance(value, bool):
             # exact, as a spec may say it: 64MiB, but 4000 (never a rounded 3.9KiB)
+            if int(value) == 0:  # "off" for alignment, page_size and the like: not "0B"
+                return "0"
             return format_size(int(value)) if int(value) % 1024 == 0 else str(int(value))
         if self.kind == "shape" and isinstance(value, tuple):
             return chunk_label(value)

@@ -26,9 +26,11 @@ import numpy as np
 import xarray as xr
 
 from iotune.core.errors import RecommendError, ResultsError
-from iotune.model import parameters
 from iotune.model.objective import Objective
 from iotune.results import sparse
+from iotune.results.labels import label as label  # re-exported: importers also register
+from iotune.results.labels import plain, point_label
+from iotune.results.labels import value_label as value_label
 from iotune.results.lossy import errors_of
 from iotune.results.objective import Candidate, Ranking, figures, intervals, split_metric
 from iotune.results.stats import ALPHA, nanmedian
@@ -38,23 +40,6 @@ if TYPE_CHECKING:
 
 #: dimensions that are never swept parameters
 NOT_PARAMS = ("pattern", "repeat", "metric", "point", "trial", "probe", "request", "baseline")
-
-
-def plain(value: Any) -> Any:
-    """A NumPy scalar or 0-d array as a plain Python value; bytes as text."""
-    value = value.item() if hasattr(value, "item") else value
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def value_label(dim: str, value: Any) -> str:
-    """How a coordinate value is shown: byte sizes as ``64MiB``, others as text."""
-    return parameters.show(dim, plain(value))
-
-
-def label(coords: Mapping[str, Any]) -> str:
-    """``chunks=8x128x128 codec=zlib chunk_cache=64MiB``."""
-    parts = [f"{dim}={value_label(dim, value)}" for dim, value in coords.items()]
-    return " ".join(parts) or "(single configuration)"
 
 
 @xr.register_dataarray_accessor("iotune")
@@ -385,11 +370,12 @@ class IotuneAccessor:
             one = flat.isel(point=i)
             coords = {d: plain(one[d].values) for d in dims}
             ci = {m: (float(lo[i]), float(hi[i])) for m, (lo, hi) in bounds.items()}
+            settings = self.settings_of(one)
             found.append(
                 Candidate(
                     coords=coords,
-                    label=label(coords),
-                    settings=self.settings_of(one),
+                    label=point_label(coords, settings, one),
+                    settings=settings,
                     file_bytes=float(one["file_bytes"]) if "file_bytes" in one else float("nan"),
                     ratio=float(one["ratio"]) if "ratio" in one else float("nan"),
                     ci={m: lo_hi for m, lo_hi in ci.items() if lo_hi[0] <= lo_hi[1]},

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.core.errors import ResultsError
+from iotune.core.files import temporary_beside
 from iotune.model import parameters
 from iotune.model.records import TrialResult
 from iotune.model.renamed import rename_results
@@ -285,8 +285,7 @@ def save(ds: xr.Dataset, path: Path) -> Path:
     """Write ``ds`` to ``path`` atomically: a temporary file, fsync, then rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    tmp = temporary_beside(path)
     try:
         ds.to_netcdf(tmp, engine="netcdf4")
         with open(tmp, "rb") as fh:

@@ -186,7 +186,7 @@ def constrain(cands: list[Candidate], limits: Mapping[str, Any]) -> list[Candida
             raise RecommendError(
                 f"--max-size: no successful configuration is at most "
                 f"{format_size(limits['max_size'])}; the smallest stored size is "
-                f"{format_size(smallest)}"
+                f"{format_size(smallest, exact=False)}"
             )
     lossy = [c for c in kept if not lossless_or_within(c.errors, limits)]
     if lossy:

@@ -53,6 +53,10 @@ def ratio_interval(best: Any, base: Any, *, seed: int = SEED) -> tuple[float, fl
     return ratio, float(min(low, ratio)), float(max(high, ratio))
 
 
+#: the key of ``chosen`` (and ``pattern`` of a row) that compares writes, not a read pattern
+WRITE = "write"
+
+
 def vs_baselines(ds: xr.Dataset, chosen: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The speedup of the chosen configuration over each measured baseline, per pattern.
 
@@ -83,10 +87,14 @@ def vs_baselines(ds: xr.Dataset, chosen: Mapping[str, Mapping[str, Any]]) -> lis
                 continue
             here = {k: v for k, v in coords.items() if k in ds["read_MiBps"].dims}
             point = ds.sel(here)
-            best = point["read_MiBps"].sel(pattern=pattern).values
-            speed, low, high = ratio_interval(
-                best, base["baseline_read_MiBps"].sel(pattern=pattern).values
-            )
+            if pattern == WRITE:  # the cost of the pick when the data is written
+                if "write_MiBps" not in ds or "baseline_write_MiBps" not in base:
+                    continue
+                best, theirs = point["write_MiBps"].values, base["baseline_write_MiBps"].values
+            else:
+                best = point["read_MiBps"].sel(pattern=pattern).values
+                theirs = base["baseline_read_MiBps"].sel(pattern=pattern).values
+            speed, low, high = ratio_interval(best, theirs)
             size = float(point["file_bytes"].values) / float(base["baseline_file_bytes"].values)
             found.append(
                 {
@@ -163,9 +171,10 @@ def speedup_text(
         lines.append(f"  {label} ({layouts.get(label, '?')})")
         for r in (r for r in rows if r["baseline"] == label):
             # the baseline's layout is not among the grid's, so it can win
-            beaten = "  the baseline reads faster" if r["high"] < 1 else ""
+            verb = "writes" if r["pattern"] == WRITE else "reads"
+            beaten = f"  the baseline {verb} faster" if r["high"] < 1 else ""
             lines.append(
-                f"    read:{r['pattern']:<14} {_times(r['speedup']):>8}  "
+                f"    {_metric(r['pattern']):<19} {_times(r['speedup']):>8}  "
                 f"[{_times(r['low'])} to {_times(r['high'])}]  size {_times(r['size_ratio'])}"
                 f"{beaten}"
             )
@@ -177,3 +186,7 @@ def _times(value: float) -> str:
     if not math.isfinite(value):
         return "?"
     return f"{value:.3g}x"
+
+
+def _metric(pattern: str) -> str:
+    return pattern if pattern == WRITE else f"read:{pattern}"

@@ -6,12 +6,13 @@ Everything is read through ``ds.iotune`` (:mod:`iotune.results.accessor`).
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from iotune.core.errors import RecommendError
-from iotune.core.units import format_number
+from iotune.core.units import format_duration, format_number
 from iotune.results.accessor import label, value_label  # and ds.iotune
 
 if TYPE_CHECKING:
@@ -34,9 +35,14 @@ def best(ds: xr.Dataset) -> list[dict[str, Any]]:
                 "MiBps": winner.median[metric],
                 "ratio": winner.ratio,
                 **seconds_per_call(ds, metric, winner.coords),
+                **seconds_per_read(ds, metric, winner.coords),
             }
         )
     return rows
+
+
+#: built-in patterns that read little at a time: a person reads their time per read
+SMALL_READS = ("timeseries", "random")
 
 
 def seconds_per_call(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dict[str, float]:
@@ -48,19 +54,40 @@ def seconds_per_call(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dic
     pattern = metric.removeprefix("read:")
     if pattern not in user or "read_s" not in ds:
         return {}
-    try:
-        seconds = ds["read_s"].sel(pattern=pattern)
-        if "point" in seconds.dims:  # a search's results: the visited points, not a grid
-            match = np.ones(seconds.sizes["point"], dtype=bool)
-            for dim, value in coords.items():
-                match &= ds[dim].values == value
-            seconds = seconds.isel(point=np.flatnonzero(match))
-        else:
-            seconds = seconds.sel(coords)
-        seconds = seconds.median("repeat")
-    except (KeyError, ValueError):  # coordinates the variable does not have: say nothing
+    seconds = _median_at(ds["read_s"].sel(pattern=pattern), coords)
+    return {} if seconds is None else {"s_per_call": seconds}
+
+
+def seconds_per_read(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dict[str, float]:
+    """``{"s_per_read": median seconds}`` for a small-read built-in pattern, else ``{}``.
+
+    One read is one selection: a pixel's whole series for ``timeseries``, one box
+    for ``random`` (``read_s`` over ``read_ops``).
+    """
+    pattern = metric.removeprefix("read:")
+    if pattern not in SMALL_READS or "read_s" not in ds or "read_ops" not in ds:
         return {}
-    return {"s_per_call": float(seconds.values.ravel()[0])} if seconds.size == 1 else {}
+    if pattern not in ds["pattern"].values:
+        return {}
+    each = ds["read_s"].sel(pattern=pattern) / ds["read_ops"].sel(pattern=pattern)
+    seconds = _median_at(each, coords)
+    return {} if seconds is None else {"s_per_read": seconds}
+
+
+def _median_at(values: xr.DataArray, coords: dict[str, Any]) -> float | None:
+    """The median over repeats at ``coords`` of a grid, or of a search's visited points."""
+    try:
+        if "point" in values.dims:  # a search's results: the visited points, not a grid
+            match = np.ones(values.sizes["point"], dtype=bool)
+            for dim, value in coords.items():
+                match &= values[dim].values == value
+            values = values.isel(point=np.flatnonzero(match))
+        else:
+            values = values.sel(coords)
+        values = values.median("repeat")
+    except (KeyError, ValueError):  # coordinates the variable does not have: say nothing
+        return None
+    return float(values.values.ravel()[0]) if values.size == 1 else None
 
 
 def format_best(ds: xr.Dataset) -> str:
@@ -69,7 +96,11 @@ def format_best(ds: xr.Dataset) -> str:
         if np.isnan(row["MiBps"]):
             lines.append(f"  {row['metric']:<18} {row['config']}")
         else:
-            per_call = f" ({row['s_per_call']:.3g} s a call)" if "s_per_call" in row else ""
+            per_call = ""
+            if "s_per_call" in row:
+                per_call = f" ({format_duration(row['s_per_call'])} a call)"
+            elif "s_per_read" in row:
+                per_call = f" ({format_duration(row['s_per_read'])} a read)"
             lines.append(
                 f"  {row['metric']:<18} {format_number(row['MiBps']):>9} MiB/s  ratio "
                 f"{row['ratio']:5.2f}  {row['config']}{per_call}"
@@ -82,23 +113,30 @@ def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     dims, metrics = list(ds.iotune.swept), list(ds.iotune.metrics)
     head = [*dims, *metrics, "ratio", "status"]
     rows = []
+    reasons: dict[str, int] = {}  # a reason once below the table, by its number
     for point in ds.iotune.points(include_not_applicable=include_not_applicable):
         cells = [value_label(d, point[d]) for d in dims]
         cells += [format_number(point[m]) for m in metrics]
         cells.append(format_number(point.get("ratio", np.nan), digits=2))
-        status = point.get("status", "")
-        cells.append(status if status == "ok" else f"{status}: {point.get('error', '')}"[:90])
+        status, error = point.get("status", ""), str(point.get("error", "") or "")
+        if status != "ok" and error:
+            number = reasons.setdefault(error, len(reasons) + 1)
+            status = f"{status} ({number})"
+        cells.append(status)
         rows.append(cells)
     widths = [max(len(str(r[c])) for r in [head, *rows]) for c in range(len(head))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    out = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
-    out += [fmt.format(*r) for r in rows]
+    out = [fmt.format(*head).rstrip(), fmt.format(*("-" * w for w in widths))]
+    out += [fmt.format(*r).rstrip() for r in rows]
     hidden = ds.iotune.counts().get("not_applicable", 0) if not include_not_applicable else 0
     note = f"; {hidden} not-applicable points hidden (--all shows them)" if hidden else ""
     floors = ", ".join(f"{m} {v:.0%}" for m, v in ds.iotune.noise.items())
     if floors:
         note += f"; noise floor of the run: {floors}"
     out.append(f"(throughput in MiB/s, median of repeats{note})")
+    out += nowhere(ds)
+    for reason, number in reasons.items():  # wrapped: a library's words can be long
+        out += textwrap.wrap(f"({number}) {reason}", width=100, subsequent_indent="    ")
     splits = dask_splits(ds)
     if splits:
         out.append(
@@ -125,3 +163,25 @@ def dask_splits(ds: xr.Dataset) -> list[dict[str, Any]]:
         dims = json.loads(text)["dask_chunks_split"]
         found.append({"coords": ds.iotune.coords_of(props[index]), "dims": dims})
     return found
+
+
+def nowhere(ds: xr.Dataset) -> list[str]:
+    """One line per swept value that no grid point could apply, with the first reason.
+
+    Such a value leaves an empty row in tables and an empty entry in legends; it is
+    named once instead (``shuffle=bit: applies nowhere: ...``).
+    """
+    if "status" not in ds:
+        return []
+    lines = []
+    status = ds["status"]
+    for dim in ds.iotune.swept:
+        if dim not in status.dims or ds.sizes[dim] < 2:
+            continue
+        for value in ds[dim].values:
+            here = status.sel({dim: value})
+            if (here.values.astype(str) == "not_applicable").all():
+                reasons = ds["error"].sel({dim: value}).values.ravel() if "error" in ds else []
+                why = next((str(r) for r in reasons if str(r)), "not applicable")
+                lines.append(f"{dim}={value_label(dim, value)}: applies nowhere: {why}")
+    return lines

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.core.errors import UsageError
+from iotune.core.files import temporary_beside
 from iotune.core.units import format_size, parse_size
 from iotune.measuring import measure
 from iotune.model.spec import StorageSpec
@@ -163,7 +164,7 @@ def _check_args(
     size = -(-size // block) * block
     fs = os.statvfs(scratch)
     if fs.f_bavail * fs.f_frsize < size + 64 * MiB:
-        free = format_size(fs.f_bavail * fs.f_frsize)
+        free = format_size(fs.f_bavail * fs.f_frsize, exact=False)
         raise UsageError(f"--size: {format_size(size)} does not fit in {scratch} ({free} free)")
     return scratch, size, block
 
@@ -256,8 +257,8 @@ def store(limit: dict[str, Any]) -> Path:
     data["entries"][limit["key"]] = limit
     path = cache_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".calibration.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    tmp = temporary_beside(path)
+    with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=1, sort_keys=True)
     Path(tmp).replace(path)
     return path

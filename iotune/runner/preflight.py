@@ -183,7 +183,7 @@ def check_room(sweep: Sweep, trials: tuple[Trial, ...], parent: Path, anchor: Pa
     if old:
         has += f" (with {format_size(old, exact=False)} that killed runs left)"
     if wanted.nbytes <= free:
-        has += f", of which iotune leaves {format_size(kept)}"
+        has += f", of which iotune leaves {format_size(kept, exact=False)}"
     size = format_size(wanted.nbytes, exact=False)
     raise UsageError(
         f"{who} {size} on {mount['mount']} ({mount['fs_type']}), {has}; --force runs it anyway"

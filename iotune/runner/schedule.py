@@ -139,6 +139,8 @@ class Schedule:
         self.interleaved = [t for t, i in zip(plan.trials, inter, strict=True) if i]
         self.whole = [t for t, i in zip(plan.trials, inter, strict=True) if not i]
         per_trial = precision.MIN_AUTO_REPEATS if self.measure.adaptive else self.measure.repeats
+        #: repeats an interleaved trial is expected to take (one task each)
+        self.per_trial = max(1, per_trial)
         #: expected tasks of the whole run (all trials, so a resumed run spaces probes alike)
         self.expected = len(self.whole) + per_trial * len(self.interleaved)
         probes = self.measure.noise_probes
@@ -153,6 +155,20 @@ class Schedule:
     def started(self) -> int:
         """Tasks already recorded (when resuming)."""
         return self._issued() + len(self.journal.probes)
+
+    def trials_done(self) -> float:
+        """Trials already recorded, a started interleaved one counted by its share of repeats."""
+        done = sum(1 for t in self.whole + self.interleaved if t.id in self.journal.done)
+        started = sum(
+            min(len(self.journal.parts.get(t.id, {})) / self.per_trial, 0.9)
+            for t in self.interleaved
+            if t.id not in self.journal.done
+        )
+        return done + started
+
+    def share(self, work: Work) -> float:
+        """The part of a trial one finished task of ``work`` stands for (probes: none)."""
+        return {"whole": 1.0, "part": 1.0 / self.per_trial}.get(work.kind, 0.0)
 
     def _issued(self) -> int:
         whole = sum(1 for t in self.whole if t.id in self.journal.done)

@@ -19,7 +19,7 @@ from iotune.backends.base import LaunchedBackend, SlabBackend
 from iotune.core.errors import one_line
 from iotune.measuring import measure, precision
 from iotune.model.records import TrialResult, TrialTask
-from iotune.runner import placed, steps
+from iotune.runner import library_said, placed, steps
 from iotune.runner.concurrent import run_concurrent
 
 MiB = 2**20
@@ -86,17 +86,37 @@ def run_trial_captured(task: TrialTask) -> TrialResult:
     with tempfile.TemporaryFile(mode="w+b") as log:
         saved = os.dup(2)
         os.dup2(log.fileno(), 2)
+        result: TrialResult | None = None
         try:
             result = run_trial(task)
         finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+            _restore_stderr(saved, retiring=result is not None and result.poisoned)
         if result.status == "failed":
             log.seek(0)
             said = _library_message(log.read(64 * 1024).decode(errors="replace"))
-            if said:
+            known = library_said.cause(said) if said else None
+            if known:  # the cause first: the library's own words stay as evidence
+                result.error = f"{known} [library said: {said}; {result.error}]"
+            elif said:
                 result.error += f" [library said: {said}]"
     return result
+
+
+def _restore_stderr(saved: int, *, retiring: bool) -> None:
+    """Give fd 2 back, unless the worker is about to be retired for the files it holds.
+
+    A poisoned worker still holds the failed trial's open file; at exit HDF5 flushes
+    its cached chunks through the same failing filter and says so once per chunk
+    (thousands of "Buffer is uncompressible" lines on the terminal).  Those lines
+    repeat what the trial's record already holds, so they go to /dev/null.
+    """
+    if retiring:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+    else:
+        os.dup2(saved, 2)
+    os.close(saved)
 
 
 def _library_message(text: str) -> str:

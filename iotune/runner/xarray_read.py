@@ -59,16 +59,35 @@ def read_selections(
     without dask) and ``dask_chunks_split`` (``time,y``: the dimensions along
     which they split stored chunks; empty when aligned).
     """
-    params = task.trial.params
+    return read_variable(
+        backend, path, task.trial.params, selections, checked=checked, workload=task.workload
+    )
+
+
+def read_variable(
+    backend: SlabBackend,
+    path: Path,
+    params: dict[str, Any],
+    selections: list[Any],
+    *,
+    checked: bool = False,
+    workload: Any = None,
+    variable: str = VARIABLE,
+) -> tuple[measure.Stopwatch, int, int, dict[str, Any] | None, dict[str, str]]:
+    """:func:`read_selections` of any ``variable`` of any file the backend opens.
+
+    ``params`` are the read-side parameters (chunk cache, ``dask_chunks``...);
+    ``iotune apply`` times a user's own files with it, as a trial times its file.
+    """
     chunks = chunks_from_label(params.get("dask_chunks"))
     clock, delivered, crc = measure.Stopwatch(), 0, 0
     with scheduler(params), warnings.catch_warnings():
         # xarray warns when dask chunks separate stored chunks: recorded, not printed
         warnings.filterwarnings("ignore", message="The specified chunks separate")
         with clock:
-            ds = backend.open_dataset(path, params, chunks=chunks, workload=task.workload)
+            ds = backend.open_dataset(path, params, chunks=chunks, workload=workload)
         try:
-            var = ds[VARIABLE]
+            var = ds[variable]
             for selection in selections:
                 with clock:
                     data = var[selection].values
@@ -76,7 +95,7 @@ def read_selections(
                 if checked:
                     crc = checksum(data, crc)
                 del data
-            shape, split = dask_chunks(ds), split_dims(ds)
+            shape, split = dask_chunks(ds, variable), split_dims(ds, variable)
         finally:
             with clock:
                 ds.close()

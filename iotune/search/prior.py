@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.core.errors import RecommendError, ResultsError, UsageError
+from iotune.core.errors import RecommendError, ResultsError, SpecError
 from iotune.model.spec import Sweep
 from iotune.search.space import Dimension, Space
 from iotune.search.state import State
@@ -85,7 +85,7 @@ def load_priors(
         try:
             ds = open_results(item) if isinstance(item, str | Path) else item
         except ResultsError as err:
-            raise UsageError(f"search.prior: {err}") from err
+            raise SpecError("search.prior", str(err)) from err
         found.append(_prior(ds, source, space, sweep, weights))
     return found
 
@@ -96,14 +96,15 @@ def _prior(
     swept = [n for n in ds.iotune.swept if n != "fidelity"]
     overlap = tuple(n for n in space.names if n in swept)
     if not overlap:
-        raise UsageError(
-            f"search.prior: {source} sweeps {', '.join(swept) or 'nothing'}; none of it is "
-            f"searched here (allowed: results sweeping any of {', '.join(space.names)})"
+        raise SpecError(
+            "search.prior",
+            f"{source} sweeps {', '.join(swept) or 'nothing'}; none of it is "
+            f"searched here (allowed: results sweeping any of {', '.join(space.names)})",
         )
     try:
         ranking = ds.iotune.rank(dict(weights))
     except RecommendError as err:
-        raise UsageError(f"search.prior: {source}: {err}") from err
+        raise SpecError("search.prior", f"{source}: {err}") from err
     points: dict[tuple, PriorPoint] = {}
     for cand in ranking.candidates:
         coords = _mapped(cand.coords, cand.settings, space, sweep)

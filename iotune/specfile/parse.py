@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from iotune.core.errors import SpecError
+from iotune.core.errors import SpecError, reason
 from iotune.measuring.precision import MIN_AUTO_REPEATS
 from iotune.model.checks import choice, fail, integer, mapping, section
 from iotune.model.parameters import generic as generic_parameters
@@ -52,12 +52,19 @@ from iotune.specfile.xarray_reads import require_xarray
 # --- small parse helpers ----------------------------------------------------
 
 
-def parse_workload(value: object, *, base: Path | None = None) -> Workload:
-    """Parse ``workload``; with ``field: file`` the shape and dtype default to the file's."""
+def parse_workload(value: object, *, base: Path | None = None, recorded: bool = False) -> Workload:
+    """Parse ``workload``; with ``field: file`` the shape and dtype default to the file's.
+
+    ``recorded``: the workload as a results file records it, shape and dtype resolved;
+    its file is not opened (a replay reads no data, and the file may be elsewhere).
+    """
     keys = ("shape", "dtype", "field", "seed", "path", "variable")
     data = mapping(value, "workload", keys)
     field = choice(data.get("field", "smooth"), "workload.field", FIELDS)
-    source = _file_source(data, base) if field == "file" else None
+    if field == "file" and recorded:
+        source = _recorded_source(data)
+    else:
+        source = _file_source(data, base) if field == "file" else None
     if field != "file":
         for key in ("path", "variable"):
             if key in data:
@@ -93,6 +100,20 @@ def parse_workload(value: object, *, base: Path | None = None) -> Workload:
     )
 
 
+def _recorded_source(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The file source of a recorded workload: what the results say, without the file."""
+    for key in ("path", "variable", "shape", "dtype"):
+        if not data.get(key):
+            raise fail(f"workload.{key}", "missing from the recorded workload")
+    shape = mapping(data["shape"], "workload.shape", tuple(data["shape"]))
+    return {
+        "path": data["path"],
+        "variable": data["variable"],
+        "shape": dict(shape),
+        "dtype": data["dtype"],
+    }
+
+
 def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
     """Check ``path`` and ``variable`` now, so a typo is a spec error, not 100 failed trials."""
     for key in ("path", "variable"):
@@ -108,8 +129,7 @@ def _file_source(data: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
     try:
         info = describe_file(path, data["variable"])
     except (OSError, ValueError, KeyError) as err:
-        reason = str(err.args[0] if err.args else err).strip().splitlines()[0]
-        raise fail("workload.path", f"cannot use {str(path)!r}: {reason}") from err
+        raise fail("workload.path", f"cannot use {str(path)!r}: {reason(err)}") from err
     return {"path": str(path.resolve()), "variable": data["variable"], **info}
 
 
@@ -254,12 +274,18 @@ def _parameters_allowed(backends: tuple[str, ...], read: ReadSpec) -> tuple[str,
 
 
 def parse_spec(
-    data: object, *, text: str = "", source: str | None = None, base: Path | None = None
+    data: object,
+    *,
+    text: str = "",
+    source: str | None = None,
+    base: Path | None = None,
+    recorded: bool = False,
 ) -> Sweep:
     """Validate a spec already read from YAML into a :class:`Sweep`.
 
     Relative paths in it (a workload file, the user's scripts and modules) are
-    found from ``base``, by default the directory of ``source``.
+    found from ``base``, by default the directory of ``source``.  ``recorded``: the
+    workload is the one a results file recorded (see :func:`parse_workload`).
     """
     try:
         if data is None:
@@ -275,7 +301,7 @@ def parse_spec(
             raise fail("workload", "required, e.g. {shape: {time: 64, y: 512, x: 512}}")
         data = with_current_names(data)
         base = base if base is not None else Path(source).parent if source else None
-        workload = parse_workload(data["workload"], base=base)
+        workload = parse_workload(data["workload"], base=base, recorded=recorded)
         backends = parse_backends(data.get("backend", "netcdf4"))
         name = data.get("name", Path(source).stem if source else "sweep")
         if not isinstance(name, str) or not name.strip():
@@ -333,7 +359,9 @@ def parse_spec(
         raise
 
 
-def load_spec_text(text: str, *, source: str | None = None, base: Path | None = None) -> Sweep:
+def load_spec_text(
+    text: str, *, source: str | None = None, base: Path | None = None, recorded: bool = False
+) -> Sweep:
     """Parse spec text; malformed YAML is a :class:`SpecError` with its line."""
     try:
         data = yaml.safe_load(text)
@@ -342,7 +370,7 @@ def load_spec_text(text: str, *, source: str | None = None, base: Path | None = 
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise SpecError("", f"malformed YAML{where}: {problem}", source=source) from err
-    return parse_spec(data, text=text, source=source, base=base)
+    return parse_spec(data, text=text, source=source, base=base, recorded=recorded)
 
 
 def load_spec(path: str | Path) -> Sweep:

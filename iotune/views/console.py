@@ -18,12 +18,15 @@ if TYPE_CHECKING:
 def plan_text(plan: Plan) -> str:
     """One line per trial, then one per grid point that does not apply, with the reason."""
     skipped = [p for p in plan.points if not p.applicable]
+    from iotune.model import parameters
+
     lines = [
         f"{len(plan.trials)} trials ({len(plan.points)} grid points, {len(skipped)} not applicable)"
     ]
     lines += [f"  {t.id}  {t.backend:<8} {t.label()}" for t in plan.trials]
     for point in skipped:
-        where = " ".join(f"{k}={v}" for k, v in point.coords.items())
+        # labelled as the trial lines above label theirs (alignment=1MiB, not 1048576)
+        where = " ".join(f"{k}={parameters.show(k, v)}" for k, v in point.coords.items())
         lines.append(f"  {'-' * 12}  {where}: {point.reason}")
     for base in plan.baselines:  # the spec's baselines: measured by a trial above, or why not
         lines.append(
@@ -32,9 +35,45 @@ def plan_text(plan: Plan) -> str:
     return "\n".join(lines)
 
 
+def nowhere_lines(ds: xr.Dataset) -> list[str]:
+    """Swept values no grid point could apply, each named once with the reason."""
+    from iotune.results.summary import nowhere
+
+    return nowhere(ds)
+
+
 def counts_text(ds: xr.Dataset) -> str:
     """``"12 ok, 4 not_applicable"``: how the grid points of a results Dataset ended."""
     return ", ".join(f"{n} {s}" for s, n in sorted(ds.iotune.counts().items()))
+
+
+def failures_lines(ds: xr.Dataset) -> list[str]:
+    """One line per distinct reason the failed points of ``ds`` failed, with what they share.
+
+    ``"4 trials failed: <reason> (codec=blosc-lz4 shuffle=none)"``: the settings named
+    are the swept ones every point of the group has in common, so a user sees which
+    part of the grid a library refused, once, instead of a line per trial.
+    """
+    import numpy as np
+
+    if "status" not in ds or "error" not in ds:
+        return []
+    status = ds["status"].stack(point=ds["status"].dims)
+    errors = ds["error"].transpose(*ds["status"].dims).stack(point=ds["status"].dims)
+    groups: dict[str, list[dict[str, str]]] = {}
+    for i in np.flatnonzero(status.values == "failed"):
+        reason = str(errors.values[i]).split(" [library said:", 1)[0] or "no reason recorded"
+        coords = dict(zip(ds["status"].dims, status["point"].values[i], strict=True))
+        groups.setdefault(reason, []).append({str(k): str(v) for k, v in coords.items()})
+    lines = []
+    for reason, points in groups.items():
+        shared = {
+            k: v for k, v in points[0].items() if ds.sizes[k] > 1 and all(p[k] == v for p in points)
+        }
+        where = " ".join(f"{k}={v}" for k, v in shared.items())
+        noun = "trial" if len(points) == 1 else "trials"
+        lines.append(f"{len(points)} {noun} failed: {reason}" + (f" ({where})" if where else ""))
+    return lines
 
 
 def results_text(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
@@ -198,7 +237,8 @@ def search_text(ds: xr.Dataset) -> str:
         )
     head = (
         f"search {attrs.get('name')!r}: {attrs.get('search_strategy')} (seed "
-        f"{attrs.get('search_seed')}), {spent} ({again} re-measurements), {visited} visited"
+        f"{attrs.get('search_seed')}), {spent} "
+        f"({again} re-measurement{'' if again == 1 else 's'}), {visited} visited"
     )
     head += "".join(f"\n{line}" for line in _search_notes(ds))
     pick = str(attrs.get("search_recommended") or "")

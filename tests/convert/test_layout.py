@@ -44,7 +44,7 @@ def test_chunks_are_clipped_to_the_variable() -> None:
 @pytest.mark.parametrize(
     ("backend", "chunks", "codec", "match"),
     [
-        ("h5py", (1, 2, 3), Codec("none"), "backend"),
+        ("posix", (1, 2, 3), Codec("none"), "backend"),
         ("zarr", "contiguous", Codec("none"), "contiguous"),
         ("netcdf4", (1, 2), Codec("none"), "2 lengths"),
         ("netcdf4", (1, 2, 3), Codec("zstd", 3, "byte"), "shuffle"),
@@ -56,7 +56,12 @@ def test_layouts_that_cannot_be_written_are_refused(backend, chunks, codec, matc
 
 
 def test_quantisation_does_not_apply_to_integers() -> None:
-    layout = layout_of({"chunks": "1x2x3", "quantize": "bitround"})
+    from iotune.convert.lossy import check_variable
+
+    layout = layout_of({"chunks": "1x2x3", "quantize": "bitround:10"})
     with pytest.raises(UsageError, match="does not apply to dtype int16"):
-        check_dtype(layout, np.int16, "tas")
+        check_variable(layout.lossy, layout.backend, "tas", np.int16, {})
+    check_variable(layout.lossy, layout.backend, "tas", np.float32, {})
     check_dtype(layout_of({"chunks": "1x2x3"}), np.int16, "tas")
+    with pytest.raises(UsageError, match="quantize: expected 'off' or MODE:N"):
+        layout_of({"chunks": "1x2x3", "quantize": "bitround"})

@@ -134,7 +134,9 @@ def test_a_missing_file_is_a_spec_error(sources, path):
     with pytest.raises(SpecError) as info:
         load(sources, path=path, variable="t2m")
     assert info.value.field == "workload.path"
-    assert path in info.value.message
+    # the reason in words, not the errno that OSError.args[0] holds
+    where = sources["root"] / path
+    assert info.value.message == f"cannot use {str(where)!r}: no such file or directory"
 
 
 def test_a_file_xarray_cannot_open_is_a_spec_error(sources, tmp_path):
@@ -143,6 +145,15 @@ def test_a_file_xarray_cannot_open_is_a_spec_error(sources, tmp_path):
     with pytest.raises(SpecError) as info:
         load_spec(spec)
     assert info.value.field == "workload.path"
+    assert info.value.message.endswith(": not a netCDF, HDF5 or Zarr file that xarray can open")
+
+
+def test_a_directory_that_is_no_zarr_store_is_a_spec_error(tmp_path):
+    (tmp_path / "plain").mkdir()
+    spec = write_spec(tmp_path, {"field": "file", "path": "plain", "variable": "t2m"})
+    with pytest.raises(SpecError) as info:
+        load_spec(spec)
+    assert info.value.message.endswith("plain': a directory that is not a Zarr store")
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from iotune.core.units import format_duration
 from iotune.results import summary
 
 
@@ -60,10 +63,56 @@ def test_a_users_pattern_shows_seconds_a_call_on_grids_and_searches(crafted_resu
     }
     assert summary.seconds_per_call(ds, "read:full", best.coords) == {}  # a built-in
     line = next(x for x in summary.format_best(ds).splitlines() if "read:spatial" in x)
-    assert line.endswith(f"({float(seconds):.3g} s a call)")
+    assert line.endswith(f"({format_duration(float(seconds))} a call)")
     # a search's results hold visited points along ``point``, not a grid
     flat = ds.stack(point=list(best.coords)).reset_index("point")
     flat = flat.transpose("point", ...)
     found = summary.seconds_per_call(flat, "read:spatial", best.coords)
     assert found == {"s_per_call": float(seconds)}
     assert np.isfinite(found["s_per_call"])
+
+
+def test_small_reads_show_time_per_read_beside_the_rate(crafted_results) -> None:
+    """A 16-pixel time series at 0.48 MiB/s means little; 1.95 ms a read does."""
+    ds = crafted_results()
+    ds["read_s"] = 1 / ds["read_MiBps"]
+    ds["read_ops"] = ds["read_MiBps"].isel(repeat=0, drop=True) * 0 + 16
+    best = ds.iotune.best("read:timeseries")
+    seconds = float(ds["read_s"].sel(pattern="timeseries", **best.coords).median("repeat")) / 16
+    assert summary.seconds_per_read(ds, "read:timeseries", best.coords) == {"s_per_read": seconds}
+    assert summary.seconds_per_read(ds, "read:full", best.coords) == {}  # reads a lot at once
+    line = next(x for x in summary.format_best(ds).splitlines() if "read:timeseries" in x)
+    assert line.endswith(f"({format_duration(seconds)} a read)")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(1.234, "1.23 s"), (0.0123, "12.3 ms"), (0.000456, "456 µs"), (0.9999, "1 s"), (120, "120 s")],
+)
+def test_durations_have_three_significant_digits(seconds, text) -> None:
+    assert format_duration(seconds) == text
+
+
+def test_labels_say_what_the_library_chose_and_leave_out_what_did_not_apply(tmp_path) -> None:
+    """``chunks=auto`` is contiguous without a codec here; ``level`` means nothing for none."""
+    import yaml
+
+    from iotune.app import api
+
+    spec = {
+        "version": 1,
+        "name": "auto",
+        "workload": {"shape": {"time": 16, "y": 64, "x": 64}, "dtype": "float32"},
+        "parameters": {"chunks": ["auto"], "codec": ["none", "zlib"], "level": [1, 5]},
+        "read": {"patterns": ["full"]},
+        "measure": {"repeats": 1, "cache": "warm", "fsync": False},
+    }
+    (tmp_path / "auto.yaml").write_text(yaml.safe_dump(spec))
+    ds = api.run(tmp_path / "auto.yaml", out=tmp_path / "out", progress=False)
+    labels = {c.label for c in ds.iotune.rank("write").candidates}
+    assert "chunks=auto (contiguous) codec=none" in labels
+    found = {x for x in labels if "zlib" in x}
+    assert found == {
+        "chunks=auto (16x64x64) codec=zlib level=1",
+        "chunks=auto (16x64x64) codec=zlib level=5",
+    }

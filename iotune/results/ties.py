@@ -1,0 +1,128 @@
+"""When the measurements cannot tell configurations apart: a stable pick, and "keep yours".
+
+Two runs of the same sweep rank the leaders in whatever order noise gives them.  The
+configurations whose repeats overlap the leader's (the slowest repeat of one is not
+above the fastest of the other, on the objective's score) are a tie; among them the
+pick is the smallest stored size, then the fewest settings changed from the baseline,
+so the advice is the same every time.  When the baseline itself is in that tie, the
+answer is to keep it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from iotune.results.objective import Candidate
+from iotune.results.speedup import ratio_interval
+
+#: how the pick among a tie is made, as the recommendation says it
+TIE_BREAK = "the smallest stored size, then the fewest settings changed from the baseline"
+
+
+def overlaps(a: Candidate, b: Candidate) -> bool:
+    """Whether the repeats of ``a`` and ``b`` overlap on the objective's score."""
+    return a.score_low <= b.score_high and b.score_low <= a.score_high
+
+
+def tied(ranked: Sequence[Candidate]) -> list[Candidate]:
+    """The leader and every candidate whose repeats overlap the leader's, in rank order."""
+    leader = ranked[0]
+    return [c for c in ranked if c is leader or overlaps(leader, c)]
+
+
+def changed(cand: Candidate, defaults: Mapping[str, Any]) -> int:
+    """How many of the baseline's settings ``cand`` changes."""
+    return sum(1 for dim, value in defaults.items() if cand.coords.get(dim, value) != value)
+
+
+def pick(ranked: Sequence[Candidate], defaults: Mapping[str, Any]) -> Candidate:
+    """The stable pick among the leader's tie (:data:`TIE_BREAK`); rank order last."""
+    group = tied(ranked)
+    order = {id(c): i for i, c in enumerate(ranked)}
+    return min(group, key=lambda c: (c.file_bytes, changed(c, defaults), order[id(c)]))
+
+
+@dataclass(frozen=True)
+class Keep:
+    """The baseline holds its own: the winner is not better beyond noise.
+
+    ``speedup``, ``low`` and ``high``: the winner over the baseline on the objective
+    (median ratio and 95 % bootstrap interval of the repeats).
+    """
+
+    baseline: str
+    speedup: float
+    low: float
+    high: float
+
+    def text(self, winner: str, objective: str) -> str:
+        if self.baseline.endswith(f": {winner}") or self.baseline == winner:
+            return (
+                f"keep your settings ({self.baseline}): they are the best measured on {objective}"
+            )
+        return (
+            f"keep your settings ({self.baseline}): the best measured, {winner}, is not "
+            f"better beyond noise on {objective} ({self.speedup:.3g}x "
+            f"[{self.low:.3g}x to {self.high:.3g}x])"
+        )
+
+
+def keep(
+    winner: Candidate,
+    baseline: Candidate | None,
+    weights: Mapping[str, float],
+    *,
+    noise: float | None = None,
+) -> Keep | None:
+    """A :class:`Keep` when ``baseline`` is tied with ``winner``, else None.
+
+    Tied: their repeats overlap (:func:`overlaps`), or the speedup is within the run's
+    noise floor of the objective (``noise``, relative; measured by the noise probes).
+    """
+    if baseline is None or baseline.coords == winner.coords:
+        return None
+    if len(weights) == 1:
+        metric = next(iter(weights))
+        x, y = winner.repeats.get(metric, []), baseline.repeats.get(metric, [])
+    else:
+        x, y = winner.repeat_scores, baseline.repeat_scores
+    speedup, low, high = ratio_interval(x, y)
+    within_noise = noise is not None and abs(speedup - 1.0) <= noise
+    if not overlaps(winner, baseline) and not within_noise:
+        return None
+    return Keep(baseline.label, speedup, low, high)
+
+
+#: the named baselines a user has anyway, in the order "your settings" means them
+YOURS = ("source", "library")
+
+
+def keep_named(
+    rows: Sequence[Mapping[str, Any]],
+    layouts: Mapping[str, str],
+    weights: Mapping[str, float],
+    *,
+    noise: float | None = None,
+) -> Keep | None:
+    """A :class:`Keep` over the sweep's named baselines (``source``, else ``library``).
+
+    ``rows`` are the winner's speedups over them (:func:`iotune.results.speedup.vs_baselines`);
+    the baseline is kept when the interval of the objective's pattern holds 1, or the
+    speedup is within the noise floor.  Only for an objective of one read pattern.
+    """
+    if len(weights) != 1 or not next(iter(weights)).startswith("read:"):
+        return None
+    pattern = next(iter(weights)).removeprefix("read:")
+    found = {str(r["baseline"]): r for r in rows if r.get("pattern") == pattern}
+    name = next((n for n in YOURS if n in found), None)
+    if name is None:
+        return None
+    row = found[name]
+    speedup, low, high = (float(row[k]) for k in ("speedup", "low", "high"))
+    within_noise = noise is not None and abs(speedup - 1.0) <= noise
+    if not (low <= 1.0 <= high) and not within_noise:
+        return None
+    shown = f"{name}: {layouts[name]}" if name in layouts else name
+    return Keep(shown, speedup, low, high)
