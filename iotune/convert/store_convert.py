@@ -3,8 +3,8 @@
 The checks of :func:`iotune.convert.convert.prepare` less the room check (a bucket
 has no free space to compare with), with the store's own: the bucket exists, the
 target is free or ``--overwrite`` is given, an interrupted conversion is only
-resumed or restarted when asked.  A netCDF4 target on a store is refused: netCDF
-needs a seekable file; write it locally and upload it, or write Zarr.
+resumed or restarted when asked.  A netCDF4 or HDF5 target on a store is refused: they
+need a seekable file; write it locally and upload it, or write Zarr.
 
 Objects have no rename, so the store is written at its final prefix with its root
 ``zarr.json`` held in ``TARGET.iotune-partial`` (:mod:`iotune.convert.stores`) and
@@ -133,9 +133,9 @@ def prepare_store(
     """
     if layout.backend != "zarr":
         raise UsageError(
-            f"-o {target}: apply writes netCDF4 only to a local file (netCDF needs a "
-            "seekable file); write it locally and upload it, or write Zarr (a .zarr target "
-            "or --settings backend=zarr)"
+            f"-o {target}: backend {layout.backend} writes a local file only (netCDF and "
+            "HDF5 need a seekable file); write it locally and upload it, or write Zarr "
+            "(a .zarr target or --settings backend=zarr)"
         )
     where = Location.of(target, flag="-o")
     held = where.sibling(PARTIAL)

@@ -120,6 +120,7 @@ def test_bad_store_inputs_exit_2_with_one_line_and_nothing_created_overwrite_rep
         [str(source), "-o", f"s3://no-such-bucket-{bucket}/c.zarr"],
         [str(source), "-o", f"s3://{bucket}/taken.zarr"],
         [str(source), "-o", f"s3://{bucket}/d.nc"],  # netCDF is written locally only
+        [str(source), "-o", f"s3://{bucket}/d.h5"],  # and HDF5
         [str(source), "-o", f"s3://{bucket}"],  # names no object
     ]
     before, local = keys(client, bucket), sorted(p.name for p in tmp_path.iterdir())
