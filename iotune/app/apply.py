@@ -14,11 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.convert.after import measure_after, read_patterns, record_path
-from iotune.convert.convert import DEFAULT_MAX_MEM, Job, convert, prepare
+from iotune.convert.convert import DEFAULT_MAX_MEM, Job
 from iotune.convert.layout import FORMATS, HDF5, HDF5_KNOBS, Layout, layout_of, parse_settings
 from iotune.convert.predict import Prediction, predict
 from iotune.convert.report import ApplyReport
 from iotune.convert.sources import SourceLike
+from iotune.convert.store_convert import convert_any as convert
+from iotune.convert.store_convert import on_a_store
+from iotune.convert.store_convert import prepare_any as prepare
+from iotune.convert.stores import unfolded
 from iotune.core.errors import UsageError
 from iotune.core.units import parse_size
 from iotune.model.objective import Objective
@@ -157,6 +161,7 @@ def apply_with(
     patterns: Sequence[str] | None = None,
 ) -> ApplyReport | Prediction:
     """:func:`apply` with an :class:`Objective` made elsewhere (the command line's)."""
+    target = unfolded(target)  # a Path (the command line's -o) folds s3://b/x to s3:/b/x
     ds = _results(results) if results is not None else None
     layout = chosen_layout(ds, objective=objective, settings=settings, target=Path(target))
     wanted = read_patterns(ds, patterns) if measure and not dry_run else ()
@@ -184,6 +189,9 @@ def apply_with(
         finally:
             job.source.close()
     report = _convert(job, resume=resume, overwrite=overwrite, verify=verify, progress=progress)
+    if wanted and on_a_store(job):
+        report.after = {"skipped": "the patterns are not measured on object stores yet"}
+        return report
     record_path(job.target).unlink(missing_ok=True)  # a replaced target's record is stale
     if wanted:
         report.after = measure_after(ds, job, report, patterns=wanted)

@@ -73,7 +73,7 @@ class ApplyReport:
 
 def describe(
     source: Source,
-    target: Path,
+    target: Path | str,
     *,
     settings: str,
     converted: list[str],
