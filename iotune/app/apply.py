@@ -184,7 +184,7 @@ def apply_with(
     if dry_run:
         try:
             return predict(
-                job, ds, source_text=str(source), target_text=str(target), verify_mode=verify
+                job, ds, source_text=_shown(source), target_text=str(target), verify_mode=verify
             )
         finally:
             job.source.close()
@@ -255,3 +255,10 @@ def _results(results: str | Path | xr.Dataset) -> xr.Dataset:
     from iotune.results.dataset import open_results
 
     return open_results(results) if isinstance(results, str | Path) else results
+
+
+def _shown(source: SourceLike | Sequence[SourceLike]) -> str:
+    """The source as typed: one path, or several joined (not a Python list)."""
+    if isinstance(source, list | tuple):
+        return ", ".join(map(str, source))
+    return str(source)
