@@ -10,12 +10,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.convert.after import measure_after, read_patterns, record_path
+from iotune.convert.cluster import DEFAULT_WORKERS, connect
 from iotune.convert.convert import DEFAULT_MAX_MEM, Job
+from iotune.convert.engines import choose
 from iotune.convert.layout import FORMATS, HDF5, HDF5_KNOBS, Layout, layout_of, parse_settings
+from iotune.convert.memory import INTERPRETER_BYTES, data_budget, limit_text
 from iotune.convert.predict import Prediction, predict
 from iotune.convert.report import ApplyReport
 from iotune.convert.sources import SourceLike
@@ -57,6 +61,8 @@ def apply(
     dry_run: bool = False,
     measure: bool = True,
     patterns: Sequence[str] | None = None,
+    executor: str = "serial",
+    scheduler: str | None = None,
 ) -> ApplyReport | Prediction:
     """Convert ``source`` to ``target`` with a sweep's recommended settings.
 
@@ -82,7 +88,9 @@ def apply(
         The variables to convert; default those with the workload's dimensions.
         The others are copied with their own storage settings.
     max_mem
-        Memory the conversion may hold (bytes or ``"1GiB"``).
+        Memory the conversion's process tree may hold (bytes or ``"1GiB"``): the
+        interpreter's estimate (:data:`iotune.convert.memory.INTERPRETER_BYTES`) is
+        taken off, the regions get the rest (a smaller limit bounds the data only).
     verify
         ``full`` (every region), ``sample`` (first, middle, last) or ``none``.
     resume
@@ -101,6 +109,12 @@ def apply(
     patterns
         The read patterns measured after (default: the sweep's; with ``settings``
         and no results, ``timeseries`` and ``spatial``).
+    executor, scheduler
+        ``dask``: the regions of a Zarr target are written by the workers of a
+        LocalCluster (one per core), or of the dask scheduler at ``scheduler``;
+        ``--max-mem`` is then shared by the workers (a LocalCluster) or bounds each
+        worker (a scheduler's).  A netCDF4 or HDF5 target has one writer: it runs
+        serially.  See :mod:`iotune.convert.engines`.
 
     Returns
     -------
@@ -140,6 +154,8 @@ def apply(
         dry_run=dry_run,
         measure=measure,
         patterns=patterns,
+        executor=executor,
+        scheduler=scheduler,
     )
 
 
@@ -159,6 +175,8 @@ def apply_with(
     dry_run: bool = False,
     measure: bool = True,
     patterns: Sequence[str] | None = None,
+    executor: str = "serial",
+    scheduler: str | None = None,
 ) -> ApplyReport | Prediction:
     """:func:`apply` with an :class:`Objective` made elsewhere (the command line's)."""
     target = unfolded(target)  # a Path (the command line's -o) folds s3://b/x to s3:/b/x
@@ -169,18 +187,26 @@ def apply_with(
         limit = parse_size(max_mem)
     except ValueError as err:
         raise UsageError(f"--max-mem: {max_mem!r} is not a size like 1GiB") from err
-    job = prepare(
-        source,
-        target,
-        layout,
-        variables=variables,
-        max_mem=limit,
-        resume=resume,
-        overwrite=overwrite,
-        # a quantised recommendation is verified within the error its objective allowed
-        max_error=objective.max_error if objective is not None else None,
-        min_digits=objective.min_digits if objective is not None else None,
-    )
+    engine = choose(layout.backend, executor=executor, scheduler=scheduler)
+    budget = data_budget(limit)
+    if engine.where == "a local dask cluster":  # workers share it, each an interpreter
+        budget = data_budget(max(limit - DEFAULT_WORKERS * INTERPRETER_BYTES, limit // 2))
+        budget //= DEFAULT_WORKERS
+    try:
+        job = prepare(
+            source,
+            target,
+            layout,
+            variables=variables,
+            max_mem=budget,  # --max-mem bounds the process tree, the interpreters too
+            resume=resume,
+            overwrite=overwrite,
+            # a quantised recommendation is verified within the error its objective allowed
+            max_error=objective.max_error if objective is not None else None,
+            min_digits=objective.min_digits if objective is not None else None,
+        )
+    except UsageError as err:  # its sizes as the user gave --max-mem
+        raise UsageError(limit_text(err, budget=budget, limit=limit)) from err
     if dry_run:
         try:
             return predict(
@@ -188,7 +214,20 @@ def apply_with(
             )
         finally:
             job.source.close()
-    report = _convert(job, resume=resume, overwrite=overwrite, verify=verify, progress=progress)
+    client = None
+    try:
+        if engine.where != "this process":
+            client = connect(scheduler, workers=DEFAULT_WORKERS, memory=limit)
+        report = _convert(
+            job, resume=resume, overwrite=overwrite, verify=verify, progress=progress, client=client
+        )
+    finally:
+        if client is not None:
+            cluster = client.cluster
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    report = replace(report, engine=engine.text())
     if wanted and on_a_store(job):
         report.after = {"skipped": "the patterns are not measured on object stores yet"}
         return report
@@ -199,10 +238,10 @@ def apply_with(
 
 
 def _convert(
-    job: Job, *, resume: bool, overwrite: bool, verify: str, progress: bool
+    job: Job, *, resume: bool, overwrite: bool, verify: str, progress: bool, client: Any = None
 ) -> ApplyReport:
     if not progress:
-        return convert(job, resume=resume, overwrite=overwrite, verify_mode=verify)
+        return convert(job, resume=resume, overwrite=overwrite, verify_mode=verify, client=client)
     from tqdm.auto import tqdm
 
     with tqdm(
@@ -216,7 +255,12 @@ def _convert(
         desc=job.target.name,
     ) as bar:
         return convert(
-            job, resume=resume, overwrite=overwrite, verify_mode=verify, on_bytes=bar.update
+            job,
+            resume=resume,
+            overwrite=overwrite,
+            verify_mode=verify,
+            on_bytes=bar.update,
+            client=client,
         )
 
 

@@ -264,6 +264,8 @@ def apply(args: argparse.Namespace) -> int:
             resume=args.resume,
             overwrite=args.overwrite,
             progress=not args.no_progress,
+            executor=args.executor,
+            scheduler=args.scheduler,
             dry_run=args.dry_run,
             measure=not args.no_measure,
             patterns=[n for n in (args.patterns or "").split(",") if n] or None,

@@ -189,6 +189,13 @@ def _apply_parser(sub: Any) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace an existing target")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
+        "--executor",
+        choices=("serial", "dask"),
+        default="serial",
+        help="dask: a Zarr target's regions on a local dask cluster (netCDF4: serial)",
+    )
+    p.add_argument("--scheduler", help="address of a running dask scheduler (implies dask)")
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="create nothing: print the predicted size, time, peak memory and requests",

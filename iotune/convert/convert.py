@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iotune.convert.blocks import Blocks, index_of, plan
 from iotune.convert.h5_target import HDF5_FORMATS, H5Target, file_params, workload_of
 from iotune.convert.journal import RegionJournal
 from iotune.convert.layout import Layout, check_dtype
 from iotune.convert.lossy import Tolerance, check_variable, tolerance_of
+from iotune.convert.memory import WRITE_CACHE_BYTES, uncached_source
 from iotune.convert.nc_target import NetcdfTarget
-from iotune.convert.regions import Region, plan_regions
+from iotune.convert.regions import Region
 from iotune.convert.report import ApplyReport, describe
 from iotune.convert.source import Source, disk_bytes, select_variables
 from iotune.convert.sources import SourceLike, open_sources
@@ -59,6 +61,8 @@ class Job:
     whole_blocks: dict[str, list[Rows]] = field(default_factory=dict)
     #: the error verification allows the quantised (converted) variables; None: lossless
     tolerance: Tolerance | None = None
+    #: how the regions cut each variable (None: rows of the region dimension only)
+    blocks: Blocks | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -67,7 +71,15 @@ class Job:
 
     def bytes_of(self, region: Region) -> int:
         """The bytes one region writes."""
+        if self.blocks is not None:
+            return self.blocks.bytes_of(region)
         return self.row_bytes * (region.stop - region.start)
+
+    def key(self, region: Region, name: str) -> dict[str, slice] | None:
+        """The part of variable ``name`` that ``region`` writes (None: nothing)."""
+        if self.blocks is None:
+            return {self.region_dim: slice(region.start, region.stop)}
+        return self.blocks.key(region, name, tuple(map(str, self.source.ds[name].dims)))
 
     @property
     def partial(self) -> Path:
@@ -83,7 +95,8 @@ class Job:
             "source": self.source.location(),
             "settings": self.layout.text(),
             "variables": self.converted,
-            "regions": [[r.start, r.stop] for r in self.regions],
+            # [start, stop] per region, or [start, stop, lo, hi] for blocks of two dimensions
+            "regions": [[v for pair in r.bounds for v in pair] for r in self.regions],
         }
         if self.source.paths:  # several files: every one, in the order given
             header["sources"] = [str(p.resolve()) for p in self.source.paths]
@@ -151,15 +164,23 @@ def _job(
     by_region = {str(n) for n, v in ds.variables.items() if v.ndim and v.dims[0] == region_dim}
     whole = [str(n) for n in ds.variables if n not in by_region]
     whole_blocks = plan_whole(ds, whole, max_mem=max_mem)
-    row_bytes = sum(ds[n].dtype.itemsize * math.prod(ds[n].shape[1:]) for n in by_region)
     first = layout.chunks_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
     shards = layout.shards_for(tuple(map(str, ds[converted[0]].dims)), ds[converted[0]].shape)
     # a region holds whole shards: a shard written by two regions is rewritten twice
-    chunk = shards[0] if shards else first[0] if isinstance(first, tuple) else 1
-    regions = plan_regions(
-        int(ds.sizes[region_dim]), row_bytes=row_bytes, chunk=chunk, max_mem=max_mem
+    chunks = shards or (first if isinstance(first, tuple) else ())
+    blocks = plan(ds, converted, by_region, chunks=chunks, max_mem=max_mem)
+    job = Job(
+        source,
+        target,
+        layout,
+        converted,
+        by_region,
+        whole,
+        region_dim,
+        blocks.regions,
+        blocks.row_bytes,
+        blocks=blocks,
     )
-    job = Job(source, target, layout, converted, by_region, whole, region_dim, regions, row_bytes)
     job.whole_blocks = whole_blocks
     return job
 
@@ -183,11 +204,14 @@ def convert(
     overwrite: bool = False,
     verify_mode: str = "sample",
     on_bytes: Callable[[int], None] | None = None,
+    client: Any = None,
 ) -> ApplyReport:
     """Write, verify and rename a prepared :class:`Job`; return what changed.
 
     ``on_bytes`` is called with the bytes of each region as it is written, and first
     with those of the regions an interrupted run wrote (a progress bar's updates).
+    With a dask ``client``, the regions of a Zarr target are written by its workers
+    (:mod:`iotune.convert.cluster`).
 
     Raises
     ------
@@ -199,11 +223,17 @@ def convert(
     began = time.monotonic()
     try:
         journal, target = _start(job, resume=resume, overwrite=overwrite)
+        _caches(job, target)
         skipped = len(journal.done)
         try:
             if on_bytes is not None:
                 on_bytes(sum(job.bytes_of(r) for r in job.regions if r.index in journal.done))
-            _write(job, target, journal, on_bytes)
+            if client is not None and isinstance(target, ZarrTarget):
+                from iotune.convert.cluster import write_on_cluster
+
+                write_on_cluster(job, journal, client, on_bytes=on_bytes)
+            else:
+                _write(job, target, journal, on_bytes)
             checked, meters = _verify(job, target, verify_mode)
             storage = {name: target.storage(name) for name in job.converted}
             properties = target.properties() if isinstance(target, H5Target) else None
@@ -250,6 +280,8 @@ def _verify(
         tolerance=job.tolerance,
         lossy=job.converted,
         meters=meters,
+        key=job.key,
+        read_block=target.read_block,
     )
     return checked, meters
 
@@ -302,6 +334,15 @@ def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget | H5Target:
     return NetcdfTarget(job.partial, mode="a")
 
 
+def _caches(job: Job, target: NetcdfTarget | ZarrTarget | H5Target) -> None:
+    """HDF5 chunk caches from the plan: none where whole chunks are written or read."""
+    if job.source.kind == "netcdf":
+        uncached_source(job.source.ds, sorted(job.by_region))
+    if isinstance(target, NetcdfTarget):
+        for name in job.converted:
+            target.set_write_cache(name, WRITE_CACHE_BYTES)
+
+
 def _write(
     job: Job,
     target: NetcdfTarget | ZarrTarget | H5Target,
@@ -312,14 +353,14 @@ def _write(
     for region in job.regions:
         if region.index in journal.done:
             continue
-        if isinstance(target, ZarrTarget):
-            target.write_region(region.start, region.stop)
-        else:
-            rows = {job.region_dim: slice(region.start, region.stop)}
-            for name in sorted(job.by_region):
-                target.write(name, region.start, region.stop, job.source.ds[name].isel(rows).values)
+        for name in sorted(job.by_region):
+            key = job.key(region, name)
+            if key is not None:
+                block = job.source.ds[name].isel(key)
+                target.write_block(name, index_of(block.dims, key), block.values)
+        if not isinstance(target, ZarrTarget):
             target.sync()
-        journal.written(region.index, region.start, region.stop)
+        journal.written(region.index, region.start, region.stop, region.inner)
         if on_bytes is not None:
             on_bytes(job.bytes_of(region))
         if delay:

@@ -62,9 +62,18 @@ class RegionJournal:
             fh.flush()
             os.fsync(fh.fileno())
 
-    def written(self, index: int, start: int, stop: int) -> None:
-        """Record region ``index`` (rows ``start`` to ``stop``) as on disk."""
-        self._append({"written": index, "start": start, "stop": stop})
+    def written(
+        self, index: int, start: int, stop: int, inner: tuple[tuple[int, int], ...] = ()
+    ) -> None:
+        """Record region ``index`` (rows ``start`` to ``stop``) as on disk.
+
+        A region of several dimensions has its ``inner`` bounds recorded too, with all
+        its bounds per dimension under ``bounds`` (``[[start, stop], [lo, hi]]``).
+        """
+        entry: dict[str, Any] = {"written": index, "start": start, "stop": stop}
+        if inner:
+            entry["bounds"] = [[start, stop], *map(list, inner)]
+        self._append(entry)
         self.done.add(index)
 
     def entries(self) -> list[dict[str, Any]]:

@@ -71,6 +71,18 @@ class NetcdfTarget:
         else:
             var[start:stop] = values
 
+    def write_block(self, name: str, index: tuple[slice, ...], values: np.ndarray) -> None:
+        """Write ``values`` at ``index`` (one slice per dimension) of variable ``name``."""
+        self.nc[name][index] = values
+
+    def read_block(self, name: str, index: tuple[slice, ...]) -> np.ndarray:
+        """The stored values at ``index`` of variable ``name``."""
+        return np.asarray(self.nc[name][index])
+
+    def set_write_cache(self, name: str, size: int) -> None:
+        """The HDF5 chunk cache of variable ``name``, in bytes (see :mod:`convert.memory`)."""
+        self.nc[name].set_var_chunk_cache(size=size)
+
     def read(self, name: str, start: int | None = None, stop: int | None = None) -> np.ndarray:
         var = self.nc[name]
         return np.asarray(var[...] if start is None else var[start:stop])

@@ -1,9 +1,12 @@
-"""The blocks a conversion writes: along the slowest-varying dimension, within the memory limit.
+"""The blocks a conversion writes: along the slowest-varying dimensions, within the memory limit.
 
-A region is ``[start, stop)`` of the first dimension of the converted variables.  Its
-length is a multiple of the target's chunk along that dimension (no chunk is written
-by two regions unless the dimension ends) and holds, for every variable written by
-region, the source block and the target block at once within ``max_mem``.
+A region is ``[start, stop)`` of the first dimension of the converted variables and,
+when one row of target chunks (one chunk length along the first dimension, every
+other dimension whole) does not fit the memory limit, ``[lo, hi)`` of the second
+dimension too (:func:`plan_blocks`): a hyper-rectangle of whole target chunks (whole
+shards for Zarr).  Its lengths are multiples of the target's chunk (no chunk is
+written by two regions unless the dimension ends) and it holds, for every variable
+written by region, the source block and the target block at once within ``max_mem``.
 """
 
 from __future__ import annotations
@@ -21,11 +24,25 @@ COPIES = 2
 
 @dataclass(frozen=True)
 class Region:
-    """Rows ``start`` to ``stop`` (excluded) of the region dimension, number ``index``."""
+    """Rows ``start`` to ``stop`` (excluded) of the region dimension, number ``index``.
+
+    ``inner`` bounds the following dimensions, ``((lo, hi),)`` for the second; empty
+    when the region takes them whole.
+    """
 
     index: int
     start: int
     stop: int
+    inner: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def bounds(self) -> tuple[tuple[int, int], ...]:
+        """``[start, stop)`` per bounded dimension, the first one first."""
+        return ((self.start, self.stop), *self.inner)
+
+    def label(self) -> str:
+        """``rows 0-16`` or ``rows 0-16 x 32-64``, for messages."""
+        return "rows " + " x ".join(f"{a}-{b}" for a, b in self.bounds)
 
 
 def plan_regions(length: int, *, row_bytes: int, chunk: int, max_mem: int) -> list[Region]:
@@ -60,6 +77,58 @@ def plan_regions(length: int, *, row_bytes: int, chunk: int, max_mem: int) -> li
         Region(i, start, min(start + rows, length))
         for i, start in enumerate(range(0, length, rows))
     ]
+
+
+def plan_blocks(
+    lengths: tuple[int, int],
+    *,
+    cell_bytes: int,
+    rest_bytes: int,
+    chunks: tuple[int, int],
+    max_mem: int,
+) -> list[Region]:
+    """Cut the first two dimensions into blocks of whole chunks that fit ``max_mem``.
+
+    A block is one chunk long along the first dimension (the source is read in slabs
+    as long along the second as memory allows, which keeps reads of map-chunked
+    sources contiguous) and as many whole chunks along the second as fit.
+
+    Parameters
+    ----------
+    lengths
+        Lengths of the first and second dimensions.
+    cell_bytes
+        Bytes of one (first, second) index pair over the variables split along both.
+    rest_bytes
+        Bytes of one row of the variables that have the first dimension only (copied
+        whole with each block of the first column).
+    chunks
+        The target's chunk (or shard) lengths along the two dimensions.
+    max_mem
+        Memory the blocks may use.
+
+    Raises
+    ------
+    UsageError
+        One column of chunks (one chunk along each of the two dimensions) does not fit.
+    """
+    (n0, n1), (c0, c1) = lengths, chunks
+    c0, c1 = max(1, min(c0, n0 or 1)), max(1, min(c1, n1 or 1))
+    need = COPIES * (cell_bytes * c0 * c1 + rest_bytes * c0)
+    if need > max_mem:
+        raise UsageError(
+            f"--max-mem {format_size(max_mem)}: one chunk along the first two dimensions "
+            f"with the others whole needs {format_size(need)}; raise --max-mem or choose "
+            "smaller chunks"
+        )
+    room = max_mem // COPIES - rest_bytes * c0
+    cols = max(c1, (room // max(cell_bytes * c0, 1)) // c1 * c1)
+    blocks = [
+        (start, min(start + c0, n0), lo, min(lo + cols, n1))
+        for start in range(0, n0, c0)
+        for lo in range(0, n1, cols)
+    ]
+    return [Region(i, a, b, ((lo, hi),)) for i, (a, b, lo, hi) in enumerate(blocks)]
 
 
 def sample(regions: Sequence[Region], count: int = 3) -> list[Region]:

@@ -26,6 +26,8 @@ class ApplyReport:
     verify: str = "sample"
     regions_verified: int = 0
     seconds: float = 0.0
+    #: the engine that ran and where (:mod:`iotune.convert.engines`)
+    engine: str = ""
     #: a quantised layout's error limits (``Tolerance.to_dict``); None when lossless
     error_limit: dict[str, Any] | None = None
     #: an HDF5 target's file-level properties as the library applied them
@@ -64,6 +66,8 @@ class ApplyReport:
             f"{'within the error' if self.error_limit else 'equal'}"
             f"; {self.seconds:.1f} s"
         )
+        if self.engine:
+            lines.append(f"  engine: {self.engine}")
         if self.after is not None:
             from iotune.convert.after import after_text
 

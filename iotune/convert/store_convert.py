@@ -95,13 +95,19 @@ def convert_any(
     overwrite: bool = False,
     verify_mode: str = "sample",
     on_bytes: Callable[[int], None] | None = None,
+    client: Any = None,
 ) -> ApplyReport:
     """:func:`convert_store` for a :class:`StoreJob`, else
-    :func:`~iotune.convert.convert.convert`."""
+    :func:`~iotune.convert.convert.convert` (on ``client``'s dask cluster if given)."""
     if isinstance(job, StoreJob):
         return convert_store(job, resume=resume, verify_mode=verify_mode, on_bytes=on_bytes)
     return convert(
-        job, resume=resume, overwrite=overwrite, verify_mode=verify_mode, on_bytes=on_bytes
+        job,
+        resume=resume,
+        overwrite=overwrite,
+        verify_mode=verify_mode,
+        on_bytes=on_bytes,
+        client=client,
     )
 
 

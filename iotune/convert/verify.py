@@ -23,6 +23,9 @@ from iotune.model.quantize import ErrorMeter
 VERIFY_MODES = ("full", "sample", "none")
 
 Reader = Callable[[str, int | None, int | None], np.ndarray]
+#: the part of a variable a region writes (slices by dimension name), None for none
+KeyOf = Callable[[Region, str], "dict[str, slice] | None"]
+BlockReader = Callable[[str, tuple[slice, ...]], np.ndarray]
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -45,8 +48,13 @@ def verify(
     tolerance: Tolerance | None = None,
     lossy: Sequence[str] = (),
     meters: MutableMapping[str, ErrorMeter] | None = None,
+    key: KeyOf | None = None,
+    read_block: BlockReader | None = None,
 ) -> int:
     """Check the target through ``read(name, start, stop)``; return the regions checked.
+
+    With ``key`` and ``read_block``, each region's part of each variable is the one
+    ``key(region, name)`` names (blocks of two dimensions), read by ``read_block``.
 
     ``whole_blocks`` cuts the variables in ``whole`` along their own first dimension (see
     :mod:`iotune.convert.whole`); without it each is compared in one piece.  The
@@ -86,6 +94,18 @@ def verify(
             got = target_rows(read, source.ds, name, block)
             equal(name, source_rows(source.ds, name, block), got, rows)
     for region in checked:
+        if key is not None and read_block is not None:
+            for name in by_region:
+                part = key(region, name)
+                if part is None:
+                    continue
+                var = source.ds[name]
+                index = tuple(part.get(str(d), slice(None)) for d in var.dims)
+                expected = np.asarray(var.isel(part).values)
+                bounds = " x ".join(f"{cut.start}-{cut.stop}" for cut in part.values())
+                where = f" rows {bounds} of {', '.join(part)}"
+                equal(name, expected, read_block(name, index), where)
+            continue
         for name in by_region:
             cut = {region_dim: slice(region.start, region.stop)}
             expected = np.asarray(source.ds[name].isel(cut).values)

@@ -98,6 +98,18 @@ class ZarrTarget:
             array = zarr.open_array(self.path / name, mode="r+")
             array[start:stop] = self.source.ds[name].isel(rows).values
 
+    def write_block(self, name: str, index: tuple[slice, ...], values: np.ndarray) -> None:
+        """Write the stored ``values`` at ``index`` (one slice per dimension) of ``name``."""
+        import zarr
+
+        zarr.open_array(self.path / name, mode="r+")[index] = values
+
+    def read_block(self, name: str, index: tuple[slice, ...]) -> np.ndarray:
+        """The stored values at ``index`` of variable ``name``."""
+        import zarr
+
+        return np.asarray(zarr.open_array(self.path / name, mode="r")[index])
+
     def write(self, name: str, start: int, stop: int, values: np.ndarray) -> None:
         """Rows ``start`` to ``stop`` of one variable (a scalar: all of it)."""
         import zarr
