@@ -72,7 +72,7 @@ def test_force_runs_a_sweep_the_check_refuses(tmpfs, tmp_path, spec_file):
     spec = spec_file(ONE_TRIAL)
     out = tmp_path / "out"
     refused = iotune("run", spec, "-o", out, "--scratch", scratch, cwd=tmp_path)
-    assert_usage_error(refused, f"on {scratch} (tmpfs), 8.0MiB free", "--force runs it anyway")
+    assert_usage_error(refused, f"on {scratch} (tmpfs), 8MiB free", "--force runs it anyway")
     assert not out.exists()
     forced = iotune("run", spec, "-o", out, "--scratch", scratch, "--force", cwd=tmp_path)
     assert forced.returncode == 0, forced.stderr
@@ -148,9 +148,9 @@ def test_clean_removes_only_what_killed_runs_left(tmp_path):
     assert proc.stderr == ""
     lines = proc.stdout.splitlines()
     for path in (killed, killed_in_out):
-        assert f"removed scratch left by an earlier run (pid {pid}, 1.0MiB): {path}" in lines
+        assert f"removed scratch left by an earlier run (pid {pid}, 1MiB): {path}" in lines
         assert not path.exists()
-    assert f"kept scratch of a running iotune (pid {os.getpid()}, 1.0MiB): {running}" in lines
+    assert f"kept scratch of a running iotune (pid {os.getpid()}, 1MiB): {running}" in lines
     assert any(line.startswith(f"kept scratch of pid {pid} on host another-node") for line in lines)
     assert f"removed the lock of a run that was killed (pid {pid}): {out / '.iotune.lock'}" in lines
     assert "nothing to clean" not in lines
@@ -191,7 +191,7 @@ def test_a_run_says_which_scratch_of_an_earlier_run_it_removed(tmp_path, spec_fi
     out = tmp_path / "out"
     proc = iotune("run", spec, "-o", out, "--scratch", scratch, "--no-progress", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    said = f"iotune: removed scratch left by an earlier run (pid {pid}, 1.0MiB): {killed}"
+    said = f"iotune: removed scratch left by an earlier run (pid {pid}, 1MiB): {killed}"
     assert said in proc.stderr.splitlines(), proc.stderr
     assert proc.stderr.count("removed scratch") == 1  # not the running sweep's
     assert not killed.exists() and running.exists()

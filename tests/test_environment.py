@@ -19,6 +19,7 @@ CONDA_NAMES = {
     "matplotlib": ["matplotlib-base"],  # matplotlib without a GUI toolkit
     "darshan": ["pydarshan"],
     "moto[server]": ["moto"],
+    "gcp-storage-emulator": [],  # PyPI only: in environment.yml's pip list
 }
 #: conda names that are not Python requirements of iotune
 NOT_REQUIREMENTS = {"python", "pip", "flask", "flask-cors"}  # flask: moto's server
@@ -86,6 +87,7 @@ def test_root_environment_installs_iotune_itself() -> None:
     data = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(item["pip"] for item in data["dependencies"] if isinstance(item, dict))
     assert "-e ." in pip
+    assert any(p.startswith("gcp-storage-emulator>=") for p in pip)  # not on conda-forge
 
 
 def binder_pins() -> dict[str, str]:

@@ -262,7 +262,7 @@ def _stable_pick(
     winner = ties.pick(kept, defaults)
     runner = next((c for c in kept if c is not winner), None)
     group = ties.tied(kept)
-    if winner is kept[0]:
+    if winner is kept[0] or runner is None:
         sep = ranking.separation
     else:  # the leader by noise gave way: test the pick against its own runner-up
         sep = compare(winner, runner, ranking.objective.weights or {}, ranking.alpha)

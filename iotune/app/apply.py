@@ -16,13 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from iotune.convert.after import measure_after, read_patterns, record_path
 from iotune.convert.cluster import DEFAULT_WORKERS, connect
-from iotune.convert.convert import DEFAULT_MAX_MEM, Job, convert, prepare
+from iotune.convert.convert import DEFAULT_MAX_MEM, Job
 from iotune.convert.engines import choose
 from iotune.convert.layout import FORMATS, HDF5, HDF5_KNOBS, Layout, layout_of, parse_settings
 from iotune.convert.memory import INTERPRETER_BYTES, data_budget, limit_text
 from iotune.convert.predict import Prediction, predict
 from iotune.convert.report import ApplyReport
 from iotune.convert.sources import SourceLike
+from iotune.convert.store_convert import convert_any as convert
+from iotune.convert.store_convert import on_a_store
+from iotune.convert.store_convert import prepare_any as prepare
+from iotune.convert.stores import unfolded
 from iotune.core.errors import UsageError
 from iotune.core.units import parse_size
 from iotune.model.objective import Objective
@@ -175,6 +179,7 @@ def apply_with(
     scheduler: str | None = None,
 ) -> ApplyReport | Prediction:
     """:func:`apply` with an :class:`Objective` made elsewhere (the command line's)."""
+    target = unfolded(target)  # a Path (the command line's -o) folds s3://b/x to s3:/b/x
     ds = _results(results) if results is not None else None
     layout = chosen_layout(ds, objective=objective, settings=settings, target=Path(target))
     wanted = read_patterns(ds, patterns) if measure and not dry_run else ()
@@ -205,7 +210,7 @@ def apply_with(
     if dry_run:
         try:
             return predict(
-                job, ds, source_text=str(source), target_text=str(target), verify_mode=verify
+                job, ds, source_text=_shown(source), target_text=str(target), verify_mode=verify
             )
         finally:
             job.source.close()
@@ -223,6 +228,9 @@ def apply_with(
             if cluster is not None:
                 cluster.close()
     report = replace(report, engine=engine.text())
+    if wanted and on_a_store(job):
+        report.after = {"skipped": "the patterns are not measured on object stores yet"}
+        return report
     record_path(job.target).unlink(missing_ok=True)  # a replaced target's record is stale
     if wanted:
         report.after = measure_after(ds, job, report, patterns=wanted)
@@ -291,3 +299,10 @@ def _results(results: str | Path | xr.Dataset) -> xr.Dataset:
     from iotune.results.dataset import open_results
 
     return open_results(results) if isinstance(results, str | Path) else results
+
+
+def _shown(source: SourceLike | Sequence[SourceLike]) -> str:
+    """The source as typed: one path, or several joined (not a Python list)."""
+    if isinstance(source, list | tuple):
+        return ", ".join(map(str, source))
+    return str(source)

@@ -163,6 +163,10 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
         own = {k: params.get(k, d) for k, d in UploadedFileKnobs.defaults().items()}
         return effective | own, notes
 
+    @classmethod
+    def fsspec_client(cls, params: Mapping[str, Any]) -> bool:
+        return True  # uploaded and read through fsspec whatever the client
+
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
         writer = _Writer(self.target, self.key(path), path, workload, params, self.writer())
         self._local = writer.local

@@ -20,6 +20,9 @@ from iotune.backends.base import SlabBackend
 from iotune.model.spec import StorageSpec
 from iotune.objectstore.retry import MAX_RETRIES
 
+#: the schemes whose fsspec requests iotune meters (s3fs's aiobotocore events)
+METERED_FSSPEC = ("s3", "file")
+
 
 class ObjectStoreBackend(SlabBackend):
     """A format stored as objects on the sweep's ``storage`` target."""
@@ -28,6 +31,27 @@ class ObjectStoreBackend(SlabBackend):
     extra = "objectstore"
     #: a sweep with ``storage`` takes only these backends, and these only with it
     object_storage: ClassVar[bool] = True
+
+    @classmethod
+    def unmetered(cls, params: Mapping[str, Any], scheme: str) -> str | None:
+        """Why ``params`` cannot be measured on a ``scheme://`` store, or None.
+
+        fsspec's requests are metered through aiobotocore's events, so on s3:// only
+        (and file://); gcsfs and adlfs give no such hook here, and a read that
+        fetched no counted byte would fail the cold-read check.
+        """
+        if cls.fsspec_client(params) and scheme not in METERED_FSSPEC:
+            return (
+                f"{cls.name} reads through fsspec here, whose requests iotune meters on "
+                f"{' and '.join(s + '://' for s in METERED_FSSPEC)} only, not {scheme}://; "
+                "measure zarr-object or object with client obstore"
+            )
+        return None
+
+    @classmethod
+    def fsspec_client(cls, params: Mapping[str, Any]) -> bool:
+        """Whether ``params`` read and write through fsspec."""
+        return params.get("client") == "fsspec"
 
     def bind(self, storage: StorageSpec, scratch: Path) -> None:
         """Place this backend's objects in the run's area (``scratch``'s name) on ``storage``."""

@@ -160,7 +160,14 @@ def _apply_parser(sub: Any) -> None:
         "netCDF/HDF5 file or Zarr store; several files or a quoted glob ('data/tas_*.nc') "
         "are one dataset along their record dimension",
     )
-    p.add_argument("-o", "--out", type=Path, required=True, help="the target file or store")
+    # a Path as on every command; Path folds s3://b/x to s3:/b/x: app/apply.py unfolds it
+    p.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        required=True,
+        help="the target file or store (local, s3://, gs://, az://)",
+    )
     _objective(p)
     p.add_argument(
         "--settings",

@@ -92,7 +92,7 @@ class Job:
     def describe(self) -> dict[str, Any]:
         """The journal's header: a resumed run must be the same job."""
         header: dict[str, Any] = {
-            "source": str(self.source.path.resolve()),
+            "source": self.source.location(),
             "settings": self.layout.text(),
             "variables": self.converted,
             # [start, stop] per region, or [start, stop, lo, hi] for blocks of two dimensions
@@ -126,6 +126,7 @@ def prepare(
         The target exists (without ``overwrite``), the source is unreadable, its
         variables do not match the configuration, it does not apply to their dtype,
         one row of chunks exceeds ``max_mem``, or the target's file system lacks room.
+        A target on an object store: :func:`iotune.convert.store_convert.prepare_any`.
     """
     where = Path(target)
     if where.exists() and not overwrite:

@@ -77,7 +77,7 @@ class ApplyReport:
 
 def describe(
     source: Source,
-    target: Path,
+    target: Path | str,
     *,
     settings: str,
     converted: list[str],

@@ -28,16 +28,24 @@ class Source:
     unlimited: tuple[str, ...] = field(default_factory=tuple)
     #: every file of a source of several (see :mod:`iotune.convert.sources`); else empty
     paths: tuple[Path, ...] = ()
+    #: the source's URL when it is on an object store (:mod:`iotune.convert.stores`)
+    url: str = ""
 
     def close(self) -> None:
         self.ds.close()
+
+    def location(self) -> str:
+        """Where the source is, absolute: its URL, or its resolved local path."""
+        return self.url or str(self.path.resolve())
 
     def nbytes(self) -> int:
         """Bytes the source takes on disk (a Zarr store: all its files)."""
         return sum(disk_bytes(p) for p in self.paths or (self.path,))
 
     def label(self) -> str:
-        """The source as a report names it: its path, or its files' paths."""
+        """The source as a report names it: its URL, its path, or its files' paths."""
+        if self.url:
+            return self.url
         return ", ".join(map(str, self.paths)) if self.paths else str(self.path)
 
 

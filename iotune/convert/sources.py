@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iotune.convert.opening import open_any
 from iotune.convert.source import Source, is_zarr, open_source
 from iotune.core.errors import UsageError
 
@@ -66,7 +67,7 @@ def open_sources(given: SourceLike | Sequence[SourceLike]) -> Source:
     """
     items = [given] if isinstance(given, str | os.PathLike) else list(given)
     if len(items) == 1 and "://" in os.fspath(items[0]):
-        return open_source(items[0])  # a URL goes as it is (a Path would fold its "//")
+        return open_any(items[0])  # a URL goes as it is (a Path would fold its "//")
     paths = expand(given)
     if len(paths) == 1:
         return open_source(paths[0])

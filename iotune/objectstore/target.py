@@ -18,6 +18,12 @@ from typing import Any
 
 from iotune.model.spec import StorageSpec
 
+#: where each scheme's clients find an endpoint in the environment, in their order
+ENDPOINT_VARIABLES = {
+    "s3": ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"),
+    "gs": ("GOOGLE_BASE_URL", "STORAGE_EMULATOR_HOST"),
+    "az": ("AZURE_STORAGE_ENDPOINT", "AZURE_ENDPOINT"),
+}
 #: connection and request limits: an unreachable endpoint fails in seconds, not minutes
 CONNECT_TIMEOUT_S = 3
 REQUEST_TIMEOUT_S = 120
@@ -83,7 +89,8 @@ class Target:
             "connect_timeout": timedelta(seconds=CONNECT_TIMEOUT_S),
             "timeout": timedelta(seconds=timeout_s),
         }
-        if spec.endpoint and spec.endpoint.startswith("http://"):
+        endpoint = self.endpoint()
+        if endpoint and endpoint.startswith("http://"):
             options["allow_http"] = True
         if spec.scheme == "file":
             root = f"{spec.prefix}/{prefix}" if prefix else spec.prefix
@@ -104,14 +111,32 @@ class Target:
                 credential_provider=provider,
             )
         gcs_or_az: Any = GCSStore if spec.scheme == "gs" else AzureStore
-        anonymous: Any = {"skip_signature": True} if spec.anonymous else None
+        other: Any = {"skip_signature": True} if spec.anonymous else {}
+        if spec.endpoint:  # else obstore reads GOOGLE_BASE_URL or AZURE_STORAGE_ENDPOINT itself
+            other["base_url" if spec.scheme == "gs" else "endpoint"] = spec.endpoint
         return gcs_or_az(
             spec.bucket,
             prefix=prefix or None,
-            config=anonymous,
+            config=other or None,
             client_options=options,
             retry_config=retry,
         )
+
+    def endpoint(self) -> str | None:
+        """The endpoint requests go to: the spec's, else the one the environment names.
+
+        The environment's is the one each client would read itself
+        (:data:`ENDPOINT_VARIABLES`); it is looked up here to allow plain HTTP to it
+        (an emulator, a local MinIO).
+        """
+        import os
+
+        if self.spec.endpoint:
+            return self.spec.endpoint
+        for name in ENDPOINT_VARIABLES.get(self.spec.scheme, ()):
+            if os.environ.get(name):
+                return os.environ[name]
+        return None
 
     # -- fsspec ---------------------------------------------------------------------
 
@@ -126,13 +151,10 @@ class Target:
             from fsspec.implementations.local import LocalFileSystem
 
             return LocalFileSystem(skip_instance_cache=True)
-        if spec.scheme != "s3":
-            from iotune.core.errors import UsageError
-
-            raise UsageError(
-                f"storage.url: client fsspec is measured here for s3:// and file://, not "
-                f"{spec.scheme}://; use client obstore"
-            )
+        if spec.scheme == "gs":
+            return self._gcsfs(asynchronous=asynchronous)
+        if spec.scheme == "az":
+            return self._adlfs(asynchronous=asynchronous)
         import s3fs
 
         client_kwargs: dict[str, Any] = {"region_name": spec.region or _region()}
@@ -150,6 +172,53 @@ class Target:
             skip_instance_cache=True,
             asynchronous=asynchronous,
             use_listings_cache=False,
+        )
+
+    def _gcsfs(self, *, asynchronous: bool) -> Any:
+        """gcsfs's JSON-API client (its plain class: the default one probes gRPC first).
+
+        Anonymous with ``anonymous: true`` and, as Google's own clients do, when
+        ``STORAGE_EMULATOR_HOST`` names an emulator.
+        """
+        import os
+
+        from gcsfs.core import GCSFileSystem
+
+        endpoint = self.endpoint()
+        anonymous = self.spec.anonymous or bool(os.environ.get("STORAGE_EMULATOR_HOST"))
+        if endpoint and not endpoint.startswith(("http://", "https://")):
+            endpoint = f"http://{endpoint}"  # STORAGE_EMULATOR_HOST may be host:port
+        return GCSFileSystem(
+            endpoint_url=endpoint,
+            token="anon" if anonymous else None,
+            skip_instance_cache=True,
+            asynchronous=asynchronous,
+            timeout=REQUEST_TIMEOUT_S,
+        )
+
+    def _adlfs(self, *, asynchronous: bool) -> Any:
+        """adlfs; its credentials from the ``AZURE_STORAGE_*`` variables, as obstore's."""
+        import os
+
+        from adlfs import AzureBlobFileSystem
+
+        endpoint = self.endpoint()
+        name, key = (
+            os.environ.get("AZURE_STORAGE_ACCOUNT_NAME"),
+            os.environ.get("AZURE_STORAGE_ACCOUNT_KEY"),
+        )
+        connection = None
+        if endpoint and name and key and not os.environ.get("AZURE_STORAGE_CONNECTION_STRING"):
+            protocol = endpoint.split("://", 1)[0]
+            connection = (
+                f"DefaultEndpointsProtocol={protocol};AccountName={name};AccountKey={key};"
+                f"BlobEndpoint={endpoint};"
+            )
+        return AzureBlobFileSystem(
+            connection_string=connection,
+            anon=self.spec.anonymous or None,
+            skip_instance_cache=True,
+            asynchronous=asynchronous,
         )
 
     def fsspec_path(self, key: str) -> str:

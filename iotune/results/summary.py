@@ -181,7 +181,7 @@ def nowhere(ds: xr.Dataset) -> list[str]:
         for value in ds[dim].values:
             here = status.sel({dim: value})
             if (here.values.astype(str) == "not_applicable").all():
-                reasons = ds["error"].sel({dim: value}).values.ravel() if "error" in ds else []
-                why = next((str(r) for r in reasons if str(r)), "not applicable")
+                found = ds["error"].sel({dim: value}).values.ravel() if "error" in ds else ()
+                why = next((str(r) for r in found if str(r)), "not applicable")
                 lines.append(f"{dim}={value_label(dim, value)}: applies nowhere: {why}")
     return lines

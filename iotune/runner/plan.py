@@ -175,6 +175,10 @@ def resolve_point(backend: str, given: dict[str, Any], sweep: Sweep):
         effective, notes = cls.resolve(own, sweep.workload_at(given.get("fidelity")))
     except NotApplicable as err:
         return err
+    unmetered = getattr(cls, "unmetered", None)  # object-store backends
+    why = unmetered(effective, sweep.storage.scheme) if unmetered and sweep.storage else None
+    if why:
+        return NotApplicable(why)
     return {**effective, **generic}, [*notes, *foreign]
 
 

@@ -61,10 +61,9 @@ def parse_workload(value: object, *, base: Path | None = None, recorded: bool = 
     keys = ("shape", "dtype", "field", "seed", "path", "variable")
     data = mapping(value, "workload", keys)
     field = choice(data.get("field", "smooth"), "workload.field", FIELDS)
-    if field == "file" and recorded:
-        source = _recorded_source(data)
-    else:
-        source = _file_source(data, base) if field == "file" else None
+    source: dict[str, Any] | None = None
+    if field == "file":
+        source = _recorded_source(data) if recorded else _file_source(data, base)
     if field != "file":
         for key in ("path", "variable"):
             if key in data:

@@ -159,13 +159,13 @@ def test_the_margin_and_the_scratch_of_killed_runs_on_a_tmpfs(tmpfs, tmp_path):
     with pytest.raises(UsageError) as err:
         check(plan, out=tmp_path / "out", scratch=scratch)
     assert str(err.value).endswith(
-        "needs 62.2MiB on " + str(scratch) + " (tmpfs), 64.0MiB free, of which iotune leaves "
+        "needs 62.2MiB on " + str(scratch) + " (tmpfs), 64MiB free, of which iotune leaves "
         "3.2MiB; --force runs it anyway"
     )
     # needs 24 MiB * 1.05 + 16 MiB = 41.2 MiB: fits in 64 - 3.2 MiB, not beside 30 MiB
     plan = make_plan(sweep({"shape": {"time": 12, "y": 1024, "x": 1024}}))
     old = leftover(scratch, 30 * MiB, pid=os.getpid())  # a running sweep's: not free
-    with pytest.raises(UsageError, match=r"needs 41.2MiB on .*, 34.0MiB free; --force"):
+    with pytest.raises(UsageError, match=r"needs 41.2MiB on .*, 34MiB free; --force"):
         check(plan, out=tmp_path / "out", scratch=scratch)
     (old / OWNER_FILE).write_text(f"{socket.gethostname()} {dead_pid()}\n")
     check(plan, out=tmp_path / "out", scratch=scratch)  # the run removes it first
