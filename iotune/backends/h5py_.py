@@ -13,6 +13,7 @@ from iotune.backends._hdf5 import (
     ALLOC_TIMES,
     CACHE_KNOBS,
     FILE_KNOBS,
+    WriteCache,
     attach_dimensions,
     check_alignment,
     dataset_properties,
@@ -22,6 +23,7 @@ from iotune.backends._hdf5 import (
     resolve_file,
     resolve_layout,
     stored_dtype,
+    write_cache,
 )
 from iotune.backends.base import (
     LaunchedBackend,
@@ -39,6 +41,7 @@ from iotune.backends.xarray_exports import h5netcdf_export
 from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
+from iotune.measuring.data import SLAB_BUDGET, write_slab_length
 from iotune.model import codecs
 from iotune.model.records import HINT_VALUES
 from iotune.model.spec import StorageSpec, Workload
@@ -142,8 +145,13 @@ def dataset_kwargs(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _H5Writer(Writer):
-    def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
-        self._file = open_file(path, "w", params, workload)
+    def __init__(
+        self, path: Path, workload: Workload, params: Mapping[str, Any], cache: WriteCache | None
+    ) -> None:
+        #: the chunk cache a write in slab order needs, when the trial sets none
+        self.cache = cache
+        opened = params if cache is None else {**params, "chunk_cache": cache.nbytes}
+        self._file = open_file(path, "w", opened, workload)
         self._dset = create_dataset(self._file, workload, params)
         # what the library applied, kept for verify (the file keeps none of it); read
         # out of the property list there, not in this timed open
@@ -310,8 +318,9 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
         )
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
-        writer = _H5Writer(path, workload, params)
-        self._access = writer.access
+        slab = write_slab_length(workload, params, budget=self.slab_budget(params) or SLAB_BUDGET)
+        writer = _H5Writer(path, workload, params, write_cache(params, workload, slab))
+        self._access, self._write_cache = writer.access, writer.cache
         return writer
 
     def open_reader(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Reader:
@@ -361,6 +370,9 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
             raise VerificationError(f"file chunking is {layout}, asked {params['chunks']}")
         access = getattr(self, "_access", None)  # None: verifying a file made elsewhere
         stored |= access_properties(access) if access is not None else {}
+        cache: WriteCache | None = getattr(self, "_write_cache", None)
+        if cache is not None:
+            stored["write_cache"] = cache.nbytes
         _check_applied(stored, params)
         return stored
 

@@ -8,7 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from iotune.backends._hdf5 import CACHE_KNOBS, FILE_KNOBS, resolve_file, resolve_layout
+from iotune.backends._hdf5 import (
+    CACHE_KNOBS,
+    FILE_KNOBS,
+    WriteCache,
+    resolve_file,
+    resolve_layout,
+    write_cache,
+)
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.h5py_exports import h5netcdf_open_export
@@ -19,6 +26,7 @@ from iotune.backends.xarray_exports import netcdf4_cache_lines, open_export
 from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
+from iotune.measuring.data import SLAB_BUDGET, write_slab_length
 from iotune.model import codecs, quantize
 from iotune.model.spec import StorageSpec, Workload
 
@@ -28,7 +36,9 @@ HDF5_KNOBS = tuple(k for k in NetCDF4Knobs.names() if k in (*FILE_KNOBS, *CACHE_
 
 
 class _NCWriter(Writer):
-    def __init__(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> None:
+    def __init__(
+        self, path: Path, workload: Workload, params: Mapping[str, Any], cache: WriteCache | None
+    ) -> None:
         #: what netCDF-C applied, for verify: a netCDF-3 file keeps no fill mode, no file
         #: keeps the alignment
         self.applied: dict[str, Any] = {}
@@ -50,6 +60,10 @@ class _NCWriter(Writer):
         )
         self.applied["fill"] = "off" if self._var.get_fill_value() is None else "on"
         _set_cache(self._var, params)
+        if cache is not None:
+            slots = self._var.get_var_chunk_cache()[1]
+            self._var.set_var_chunk_cache(size=cache.nbytes, nelems=max(slots, cache.chunks))
+            self.applied["write_cache"] = cache.nbytes
 
     def write(self, start: int, data: np.ndarray) -> None:
         self._var[start : start + data.shape[0]] = data
@@ -211,7 +225,8 @@ class NetCDF4Backend(SlabBackend):
         return True, f"{version} ({libs})"
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
-        writer = _NCWriter(path, workload, params)
+        slab = write_slab_length(workload, params, budget=self.slab_budget(params) or SLAB_BUDGET)
+        writer = _NCWriter(path, workload, params, write_cache(params, workload, slab))
         self._applied = writer.applied
         return writer
 
@@ -263,6 +278,8 @@ class NetCDF4Backend(SlabBackend):
         # process make netCDF-C's next create fail)
         if params.get("alignment"):
             stored["alignment"] = self._applied.get("alignment")
+        if self._applied.get("write_cache"):
+            stored["write_cache"] = self._applied["write_cache"]
         if stored["format"] == "NETCDF3_64BIT_DATA":
             fill = self._applied.get("fill")
             stored |= {"fill": fill, "fill_read_back_from": "library"}

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from iotune.core.units import parse_chunk_label
 from iotune.model.spec import Workload
 
 # 32 modes give visible structure; the spectrum slope makes large scales dominate.
@@ -252,3 +253,24 @@ def slab_length(workload: Workload, *, align: int | None = None, budget: int = S
     if align and align <= fit:
         fit = (fit // align) * align
     return min(fit, workload.shape[0])
+
+
+def align_of(params: Mapping[str, Any]) -> int | None:
+    """Extent along the first dimension that slabs should be multiples of.
+
+    A shard is written whole, so shards win over chunks: a slab thinner than a
+    shard would make zarr rewrite the shard once per slab.
+    """
+    for key in ("shards", "chunks"):
+        value = params.get(key)
+        layout = parse_chunk_label(value) if value not in (None, "none") else None
+        if isinstance(layout, tuple):
+            return layout[0]
+    return None
+
+
+def write_slab_length(
+    workload: Workload, params: Mapping[str, Any], *, budget: int = SLAB_BUDGET
+) -> int:
+    """Slab length of a trial's write: :func:`slab_length` aligned to its chunks or shards."""
+    return slab_length(workload, align=align_of(params), budget=budget)

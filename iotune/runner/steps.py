@@ -15,10 +15,9 @@ from iotune.backends import get_backend
 from iotune.backends.base import SlabBackend
 from iotune.backends.objectbase import ObjectStoreBackend, fetched_fraction
 from iotune.core.errors import VerificationError
-from iotune.core.units import parse_chunk_label
 from iotune.measuring import access, measure
 from iotune.measuring.checksum import checksum
-from iotune.measuring.data import SLAB_BUDGET, Field, slab_length
+from iotune.measuring.data import SLAB_BUDGET, Field, align_of, slab_length, write_slab_length
 from iotune.model.quantize import ErrorMeter, Quantize
 from iotune.model.records import TrialResult, TrialTask
 from iotune.runner import xarray_read
@@ -26,20 +25,6 @@ from iotune.runner.loader import read_batches
 from iotune.runner.userread import user_read_once
 
 MiB = 2**20
-
-
-def align_of(params: dict[str, Any]) -> int | None:
-    """Extent along the first dimension that slabs should be multiples of.
-
-    A shard is written whole, so shards win over chunks: a slab thinner than a
-    shard would make zarr rewrite the shard once per slab.
-    """
-    for key in ("shards", "chunks"):
-        value = params.get(key)
-        layout = parse_chunk_label(value) if value not in (None, "none") else None
-        if isinstance(layout, tuple):
-            return layout[0]
-    return None
 
 
 def one_repeat(task: TrialTask, backend: SlabBackend, path: Path, result: TrialResult) -> None:
@@ -70,7 +55,7 @@ def record_dask_chunks(result: TrialResult, entry: dict[str, Any]) -> None:
 def write_length(task: TrialTask, backend: SlabBackend) -> int:
     """Slab length of a write: chunk-aligned, within the backend's slab budget."""
     budget = backend.slab_budget(task.trial.params) or SLAB_BUDGET
-    return slab_length(task.workload, align=align_of(task.trial.params), budget=budget)
+    return write_slab_length(task.workload, task.trial.params, budget=budget)
 
 
 def write_once(task: TrialTask, backend: SlabBackend, path: Path, result: TrialResult) -> int:

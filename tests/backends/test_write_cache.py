@@ -1,0 +1,72 @@
+"""The chunk cache a trial's write in slab order gets: the row of chunks a slab leaves incomplete."""
+
+import pytest
+
+from iotune.backends._hdf5 import write_cache
+from iotune.backends.h5py_ import H5pyBackend
+from iotune.backends.netcdf4_ import NetCDF4Backend
+from iotune.measuring.data import write_slab_length
+from iotune.model.spec import Workload
+
+MiB = 2**20
+#: 4 MiB per step: the runner's 32 MiB slabs are 8 steps
+W = Workload(("time", "y", "x"), (32, 1024, 1024), dtype="float32")
+
+
+def test_a_slab_thinner_than_a_chunk_needs_the_row_of_chunks():
+    assert write_slab_length(W, {"chunks": "16x256x256"}) == 8
+    cache = write_cache({"chunks": "16x256x256"}, W, 8)
+    assert (cache.nbytes, cache.chunks) == (16 * 16 * 256 * 256 * 4, 16)
+
+
+def test_a_slab_straddling_two_rows_holds_both():
+    cache = write_cache({"chunks": "12x512x512"}, W, 8)
+    assert cache.chunks == 8 and cache.nbytes == 8 * 12 * 512 * 512 * 4
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"chunks": "8x256x256"},  # slabs fill whole chunks
+        {"chunks": "16x256x256", "chunk_cache": 2 * MiB},  # the trial's own cache
+        {"chunks": "contiguous"},
+        {"chunks": "auto"},
+    ],
+)
+def test_no_write_cache_where_the_write_needs_none(params):
+    assert write_cache(params, W, write_slab_length(W, params)) is None
+
+
+def _backend_params(backend, **given):
+    effective, _notes = backend.resolve(given, W)
+    return effective
+
+
+def test_netcdf4_writer_holds_the_row_and_records_it(tmp_path):
+    backend = NetCDF4Backend()
+    params = _backend_params(backend, chunks=(16, 256, 256), codec="zlib", level=1)
+    writer = backend.open_writer(tmp_path / "f.nc", W, params)
+    size, slots, _w0 = writer._var.get_var_chunk_cache()
+    writer.close()
+    assert size == 64 * MiB and slots >= 16
+    assert backend.verify(tmp_path / "f.nc", params)["write_cache"] == 64 * MiB
+
+
+def test_netcdf4_keeps_a_swept_chunk_cache(tmp_path):
+    backend = NetCDF4Backend()
+    params = _backend_params(backend, chunks=(16, 256, 256), codec="zlib", chunk_cache=2 * MiB)
+    writer = backend.open_writer(tmp_path / "f.nc", W, params)
+    size = writer._var.get_var_chunk_cache()[0]
+    writer.close()
+    assert size == 2 * MiB
+    assert "write_cache" not in backend.verify(tmp_path / "f.nc", params)
+
+
+def test_h5py_writer_holds_the_row_and_records_it(tmp_path):
+    backend = H5pyBackend()
+    params = _backend_params(backend, chunks=(16, 256, 256), codec="zlib", level=1)
+    writer = backend.open_writer(tmp_path / "f.h5", W, params)
+    _mdc, slots, nbytes, _w0 = writer._file.id.get_access_plist().get_cache()
+    writer.close()
+    assert nbytes == 64 * MiB and slots >= 16
+    assert backend.verify(tmp_path / "f.h5", params)["write_cache"] == 64 * MiB
