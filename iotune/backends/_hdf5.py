@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iotune.backends.knobs import XARRAY_KNOBS, H5pyKnobs
+from iotune.backends.slab_rows import incomplete_row
 from iotune.backends.xarray_open import VARIABLE
 from iotune.core.errors import NotApplicable
 from iotune.core.units import chunk_label, parse_chunk_label
@@ -222,7 +223,7 @@ def write_cache(params: Mapping[str, Any], workload: Workload, slab: int) -> Wri
     if params.get("chunk_cache") is not None:
         return None
     chunks = parse_chunk_label(params.get("chunks", "auto"))
-    if not isinstance(chunks, tuple) or slab % chunks[0] == 0 or slab >= workload.shape[0]:
+    if not isinstance(chunks, tuple) or incomplete_row(params, workload, slab) is None:
         return None
     row = math.prod(-(-n // c) for n, c in zip(workload.shape[1:], chunks[1:], strict=True))
     held = row * (1 if chunks[0] % slab == 0 else 2)

@@ -19,11 +19,13 @@ from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_p
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.knobs import XARRAY_KNOBS, ZarrKnobs
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.slab_rows import RowBuffer, incomplete_row
 from iotune.backends.xarray_exports import zarr_export
 from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.backends.zarr_exports import zarr_array_code, zarr_config_code, zarr_loader_open
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
+from iotune.measuring.data import SLAB_BUDGET, write_slab_length
 from iotune.model import codecs, quantize
 from iotune.model.spec import StorageSpec, Workload
 
@@ -58,8 +60,18 @@ def _store_like(location: Path | Any) -> Any:
 
 
 class _ZarrWriter(Writer):
-    def __init__(self, location: Path | Any, workload: Workload, params: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        location: Path | Any,
+        workload: Workload,
+        params: Mapping[str, Any],
+        *,
+        row: int | None = None,
+    ) -> None:
         import zarr
+
+        #: slabs thinner than a row of chunks are held until the row is whole
+        self._rows = None if row is None else RowBuffer(row, workload.shape[0])
 
         layout = _layout(params, workload.shape)
         self._config = _config(params)
@@ -86,12 +98,23 @@ class _ZarrWriter(Writer):
                 "write_empty_chunks": "on" if self._array.config.write_empty_chunks else "off",
                 "request_concurrency": zarr.config.get("async.concurrency"),
             }
+            if row is not None:  # the bytes a row of chunks holds while it fills
+                self.applied["write_buffer"] = row * workload.nbytes // workload.shape[0]
 
     def write(self, start: int, data: np.ndarray) -> None:
-        with _quiet(), _configured(self._config):
-            self._array[start : start + data.shape[0]] = data
+        pieces = [(start, data)] if self._rows is None else self._rows.add(start, data)
+        for first, block in pieces:
+            with _quiet(), _configured(self._config):
+                self._array[first : first + block.shape[0]] = block
+
+    def flush(self) -> None:
+        """Store what the row buffer still holds (the workload's last, shorter row)."""
+        for first, block in self._rows.rest() if self._rows is not None else []:
+            with _quiet(), _configured(self._config):
+                self._array[first : first + block.shape[0]] = block
 
     def close(self) -> None:
+        self.flush()
         # zarr has stored every chunk by the time an assignment returns.
         self._group.store.close()
 
@@ -107,6 +130,12 @@ class _ZarrReader(Reader):
 
     def close(self) -> None:
         self._array.store.close()
+
+
+def _row(backend: SlabBackend, workload: Workload, params: Mapping[str, Any]) -> int | None:
+    """The row of chunks (or shards) the runner's slabs leave incomplete, if any."""
+    budget = backend.slab_budget(params) or SLAB_BUDGET
+    return incomplete_row(params, workload, write_slab_length(workload, params, budget=budget))
 
 
 def _open_array(location: Path | Any) -> Any:
@@ -264,7 +293,7 @@ class ZarrBackend(SlabBackend):
         return effective, notes
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
-        writer = _ZarrWriter(path, workload, params)
+        writer = _ZarrWriter(path, workload, params, row=_row(self, workload, params))
         self._applied = writer.applied
         return writer
 

@@ -26,6 +26,7 @@ from iotune.backends.zarr_ import (
     VARIABLE,
     ZarrBackend,
     _quiet,
+    _row,
     _ZarrReader,
     _ZarrWriter,
     open_zarr_dataset,
@@ -43,13 +44,20 @@ def _zarr_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 class _Writer(_ZarrWriter):
     def __init__(
-        self, store: Any, workload: Workload, params: Mapping[str, Any], meter: Meter
+        self,
+        store: Any,
+        workload: Workload,
+        params: Mapping[str, Any],
+        meter: Meter,
+        *,
+        row: int | None,
     ) -> None:
         self.meter = meter
         self._consolidate = params["consolidated"] == "on"
-        super().__init__(store, workload, _zarr_params(params))
+        super().__init__(store, workload, _zarr_params(params), row=row)
 
     def close(self) -> None:
+        self.flush()
         if self._consolidate:
             import zarr
 
@@ -131,7 +139,8 @@ class ZarrObjectBackend(ObjectStoreBackend):
 
     def open_writer(self, path: Path, workload: Workload, params: Mapping[str, Any]) -> Writer:
         meter = Meter()
-        writer = _Writer(self._store(path, params, meter, read_only=False), workload, params, meter)
+        store = self._store(path, params, meter, read_only=False)
+        writer = _Writer(store, workload, params, meter, row=_row(self, workload, params))
         self._applied = writer.applied
         return writer
 

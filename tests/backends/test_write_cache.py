@@ -1,4 +1,4 @@
-"""The chunk cache a trial's write in slab order gets: the row of chunks a slab leaves incomplete."""
+"""What a write in slab order holds: the row of chunks a slab leaves incomplete."""
 
 import pytest
 
@@ -70,3 +70,55 @@ def test_h5py_writer_holds_the_row_and_records_it(tmp_path):
     writer.close()
     assert nbytes == 64 * MiB and slots >= 16
     assert backend.verify(tmp_path / "f.h5", params)["write_cache"] == 64 * MiB
+
+
+def test_zarr_writer_holds_slabs_until_a_row_of_chunks_is_whole(tmp_path):
+    """8-step slabs into 16-step chunks: each chunk is stored once, whole (never merged)."""
+    import numpy as np
+    import zarr
+
+    from iotune.backends.slab_rows import RowBuffer
+    from iotune.backends.zarr_ import ZarrBackend
+
+    small = Workload(("time", "y", "x"), (20, 1024, 1024), dtype="float32")
+    backend = ZarrBackend()
+    params = _backend_params(backend, chunks=(16, 512, 512), codec="none")
+    writer = backend.open_writer(tmp_path / "z.zarr", small, params)
+    assert isinstance(writer._rows, RowBuffer)
+    stored: list[tuple[int, int]] = []
+    writer._array = _Recording(writer._array, stored)
+    data = np.arange(20 * 2**20, dtype="float32").reshape(small.shape)
+    for start in range(0, 20, 8):
+        writer.write(start, data[start : start + 8])
+    writer.close()
+    assert stored == [(0, 16), (16, 20)]  # a row, then the last, shorter one
+    np.testing.assert_array_equal(zarr.open_array(tmp_path / "z.zarr", path="data")[:], data)
+    assert backend.verify(tmp_path / "z.zarr", params)["write_buffer"] == 16 * 4 * 2**20
+
+
+class _Recording:
+    """The zarr array, with the (start, stop) of each assignment along the first dimension."""
+
+    def __init__(self, array, stored):
+        self._array, self._stored = array, stored
+
+    def __setitem__(self, key, value):
+        self._stored.append((key.start, key.stop))
+        self._array[key] = value
+
+
+def test_row_buffer_hands_on_whole_rows_and_the_rest():
+    import numpy as np
+
+    from iotune.backends.slab_rows import RowBuffer
+
+    rows = RowBuffer(6, 14)
+    got = []
+    for start in range(0, 14, 4):
+        got += rows.add(start, np.arange(start, min(start + 4, 14)))
+    got += rows.rest()
+    assert [(s, b.tolist()) for s, b in got] == [
+        (0, list(range(6))),
+        (6, list(range(6, 12))),
+        (12, [12, 13]),
+    ]
