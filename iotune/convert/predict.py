@@ -109,8 +109,7 @@ def peak_bytes(job: Any) -> int:
     whole, held as many times, whichever is larger.  The interpreter and the
     libraries come on top of it (not included).
     """
-    rows = max((r.stop - r.start for r in job.regions), default=0)
-    by_region = COPIES * job.row_bytes * rows
+    by_region = COPIES * max((job.bytes_of(r) for r in job.regions), default=0)
     whole = max((COPIES * job.source.ds[n].nbytes for n in job.whole), default=0)
     return int(max(by_region, whole))
 

@@ -73,3 +73,14 @@ def test_a_journal_of_other_regions_is_refused_on_resume(cf_source: Path, tmp_pa
     job = prepare(cf_source, target, layout, max_mem=MAX_MEM, resume=True)
     with pytest.raises(UsageError, match="belongs to another conversion"):
         convert(job, resume=True)
+
+
+def test_the_predicted_peak_of_blocks_is_two_blocks_within_max_mem(
+    cf_source: Path, tmp_path: Path
+) -> None:
+    from iotune.convert.predict import peak_bytes
+
+    layout = Layout("netcdf4", (16, 8, 8), Codec("zlib", 1), DIMS)
+    job = prepare(cf_source, tmp_path / "out.nc", layout, max_mem=MAX_MEM)
+    largest = max(job.bytes_of(r) for r in job.regions)
+    assert peak_bytes(job) == 2 * largest <= MAX_MEM
