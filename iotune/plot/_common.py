@@ -17,6 +17,7 @@ from iotune.core.errors import ResultsError
 from iotune.core.units import format_size
 from iotune.model import parameters
 from iotune.results import accessor  # noqa: F401 - registers ds.iotune, da.iotune
+from iotune.results.summary import nowhere_found
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -116,6 +117,23 @@ def _legend_handles(labels: list[str], styles: list[_Style], *, line: bool = Tru
     ]
 
 
+def _side_legend(ax: Axes, handles: list, *, title: str, where: str = "upper") -> None:
+    """A legend on the right of ``ax``, at its top (``where="upper"``) or bottom.
+
+    Tied to the axes rather than to the figure's edge, so constrained layout sets it
+    below the figure's title instead of beside it, where a long title would run into it.
+    Kept as an artist of its own, so the axes can hold another legend inside.
+    """
+    from matplotlib.legend import Legend
+
+    anchor = (1.02, 1.0) if where == "upper" else (1.02, 0.0)
+    labels = [h.get_label() for h in handles]
+    place = {"loc": f"{where} left", "bbox_to_anchor": anchor, "borderaxespad": 0}
+    legend = Legend(ax, handles, labels, title=title, **place)
+    ax.add_artist(legend)
+    legend.set_clip_on(False)  # add_artist clips to the axes: the legend lies beside them
+
+
 def _no_data(ax: Axes) -> None:
     ax.text(0.5, 0.5, _NO_DATA, transform=ax.transAxes, ha="center", va="center", color="gray")
 
@@ -123,3 +141,33 @@ def _no_data(ax: Axes) -> None:
 def _title(ds: xr.Dataset, what: str, pattern: str | None) -> str:
     title = f"{ds.attrs.get('name', 'sweep')}: {what}"
     return f"{title}, {pattern} pattern" if pattern else title
+
+
+def _without_nowhere(ds: xr.Dataset) -> tuple[xr.Dataset, list[str]]:
+    """``ds`` without the swept values no grid point applied, and a line naming each.
+
+    Such a value would only draw an empty panel, row or legend entry; the figure names
+    it once instead (:func:`_footnote`), in the words ``run`` and ``show`` use.
+    """
+    lines = []
+    for found in nowhere_found(ds):
+        if ds.sizes[found.dim] > 1:  # a dimension keeps one value at least
+            ds = ds.drop_sel({found.dim: [found.value]})
+            lines.append(found.line)
+    return ds, lines
+
+
+def _footnote(fig: Figure, lines: list[str]) -> None:
+    """Name the left-out values at the figure's foot, wrapped to its width.
+
+    It takes the figure's x-label slot, which constrained layout keeps room for
+    (no figure here has a figure-wide x label of its own).
+    """
+    if lines:
+        text = "\n".join(lines)
+        fig.supxlabel(text, x=0.01, ha="left", fontsize="small", color="0.3", wrap=True)
+
+
+def _suptitle(fig: Figure, text: str) -> None:
+    """The figure's title, wrapped at the figure's edges rather than cut off there."""
+    fig.suptitle(text, wrap=True)

@@ -37,6 +37,7 @@ def before_after(record: Mapping[str, Any]) -> Figure:
         f"{record.get('variable', '')}: before and after {record.get('settings', '')}\n"
         f"({record.get('repeats', '?')} cold repeats each; whiskers: fastest to slowest)",
         fontsize="small",
+        wrap=True,  # long settings: wrapped at the figure's edges, not cut off
     )
     ax.legend(fontsize="small")
     ax.grid(alpha=0.3, axis="y")

@@ -10,7 +10,15 @@ import xarray as xr
 
 from iotune.core.errors import ResultsError
 from iotune.core.units import format_number
-from iotune.plot._common import _metric, _no_data, _title, _value_labels
+from iotune.plot._common import (
+    _footnote,
+    _metric,
+    _no_data,
+    _suptitle,
+    _title,
+    _value_labels,
+    _without_nowhere,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -59,6 +67,7 @@ def heatmap(
         Unknown metric or reduction, nothing swept, or ``x``/``y`` not swept.
     """
     ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
+    ds, left_out = _without_nowhere(ds)
     from matplotlib.figure import Figure
 
     if reduce not in REDUCTIONS:
@@ -90,7 +99,8 @@ def heatmap(
     title += "\ncells: median of repeats"
     if rest:
         title += f", {'best' if reduce == 'max' else 'median'} over {', '.join(rest)}"
-    fig.suptitle(title)
+    _suptitle(fig, title)
+    _footnote(fig, left_out)
     return fig
 
 

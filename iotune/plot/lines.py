@@ -12,14 +12,18 @@ import xarray as xr
 
 from iotune.core.errors import ResultsError
 from iotune.plot._common import (
+    _footnote,
     _legend_handles,
     _metric,
     _no_data,
     _panel_grid,
+    _side_legend,
     _Style,
     _styles,
+    _suptitle,
     _title,
     _value_labels,
+    _without_nowhere,
 )
 from iotune.plot.noise import draw_floor
 
@@ -72,6 +76,7 @@ def throughput(
         Unknown metric or pattern, a missing variable, or ``x``/``hue`` not swept.
     """
     ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
+    ds, left_out = _without_nowhere(ds)
     da, ylabel = _metric(ds, metric, pattern)
     x, hue = _pick_x_hue(da, x, hue)
     others = [str(d) for d in da.dims if d not in (x, hue, "repeat")]
@@ -81,7 +86,9 @@ def throughput(
         title += f" (median over {', '.join(reduced)})"
     title += f"\nmarkers: median of {da.sizes['repeat']} repeats, bars: min to max"
     if x is None:
-        return _single_bar(da, ylabel=ylabel, title=title)
+        fig = _single_bar(da, ylabel=ylabel, title=title)
+        _footnote(fig, left_out)
+        return fig
     panels = list(_facet_panels(da, facets))
     fig, axes, ncols = _panel_grid(len(panels), n_x=da.sizes[x], legend=hue is not None)
     hue_labels = _value_labels(da[hue]) if hue else [""]
@@ -100,9 +107,9 @@ def throughput(
             ax.set_xlabel(x)
     _scale_y(axes, np.concatenate(spans), logy=logy)
     if hue:
-        handles = _legend_handles(hue_labels, styles)
-        fig.legend(handles=handles, title=hue, loc="outside right upper")
-    fig.suptitle(title)
+        _side_legend(axes[ncols - 1], _legend_handles(hue_labels, styles), title=hue)
+    _suptitle(fig, title)
+    _footnote(fig, left_out)
     return fig
 
 
@@ -200,5 +207,5 @@ def _single_bar(da: xr.DataArray, *, ylabel: str, title: str) -> Figure:
     ax.set_xlim(-1, 1)
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
-    fig.suptitle(title)
+    _suptitle(fig, title)
     return fig

@@ -11,13 +11,17 @@ import xarray as xr
 from iotune.core.errors import ResultsError
 from iotune.plot._common import (
     _MARKERS,
+    _footnote,
     _legend_handles,
     _metric,
     _no_data,
     _per_point,
+    _side_legend,
     _styles,
+    _suptitle,
     _title,
     _value_labels,
+    _without_nowhere,
 )
 
 if TYPE_CHECKING:
@@ -56,6 +60,7 @@ def size_vs_throughput(
         Unknown metric or pattern, or a missing variable.
     """
     ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
+    ds, left_out = _without_nowhere(ds)
     from matplotlib.figure import Figure
 
     da, ylabel = _metric(ds, metric, pattern)
@@ -79,7 +84,8 @@ def size_vs_throughput(
     ax.set_xlabel("stored size (MiB)")
     ax.set_ylabel(f"median {ylabel}")
     ax.grid(alpha=0.3)
-    fig.suptitle(_title(ds, f"stored size vs {metric} throughput", pattern))
+    _suptitle(fig, _title(ds, f"stored size vs {metric} throughput", pattern))
+    _footnote(fig, left_out)
     return fig
 
 
@@ -107,11 +113,10 @@ def _scatter_groups(
         ax.scatter(*xy[:, sel], color=colors[c], marker=_MARKERS[m], alpha=0.85)
     legends = [(color, "upper", [(c, "o") for c in colors])]
     legends.append((marker, "lower", [("gray", m) for m in _MARKERS]))
-    for dim, loc, styles in legends:
+    for dim, where, styles in legends:
         if dim:
             handles = _legend_handles(_value_labels(da[dim]), styles, line=False)
-            # matplotlib's stubs do not list the "outside ..." locations of constrained layout
-            fig.legend(handles=handles, title=dim, loc=f"outside right {loc}")  # type: ignore[call-overload]
+            _side_legend(ax, handles, title=dim, where=where)
 
 
 def _pareto_mask(size: np.ndarray, speed: np.ndarray) -> np.ndarray:
