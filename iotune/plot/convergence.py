@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from iotune.core.errors import ResultsError
+from iotune.plot._common import _rate_ticks
 from iotune.results import accessor  # noqa: F401 - registers ds.iotune
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ def convergence(ds: xr.Dataset, grid: xr.Dataset | None = None) -> Figure:
     what = next(iter(weights)) if len(weights) == 1 else "weighted objective"
     ax.set_xlabel("trial")
     ax.set_ylabel(f"{what} (MiB/s)")
+    _rate_ticks(ax.yaxis)
     ax.set_title(
         f"{ds.attrs.get('name', 'search')}: {ds.attrs.get('search_strategy', '')} search, "
         f"seed {ds.attrs.get('search_seed', '')}",

@@ -144,7 +144,7 @@ def _draw_column(
     ax.scatter(xs, med[order], c=[colors[i] for i in order], s=22, zorder=3)
     best = order[-1]
     ax.annotate(
-        f"{names[best]}\n{format_number(med[best], significant=2)}",
+        f"{names[best]}\n{format_number(med[best])}",
         (col + offsets[-1], med[best]),
         (0, 6),
         textcoords="offset points",

@@ -17,15 +17,18 @@ from iotune.plot._common import (
     _metric,
     _no_data,
     _panel_grid,
+    _rate_ticks,
     _side_legend,
     _Style,
     _styles,
     _suptitle,
+    _time_axis,
     _title,
     _value_labels,
     _without_nowhere,
 )
 from iotune.plot.noise import draw_floor
+from iotune.results.summary import mib_per_read
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -106,8 +109,16 @@ def throughput(
         if i + ncols >= len(panels):  # nothing below this panel
             ax.set_xlabel(x)
     _scale_y(axes, np.concatenate(spans), logy=logy)
+    # a small-read pattern's throughput is also a time per read, as the commands show it
+    per = mib_per_read(ds, f"read:{pattern}") if metric == "read" else None
+    timed = False
+    for i, ax in enumerate(axes):
+        _rate_ticks(ax.yaxis)
+        if (i + 1) % ncols == 0 or i == len(axes) - 1:  # the right of each row
+            timed |= _time_axis(ax, per)
     if hue:
-        _side_legend(axes[ncols - 1], _legend_handles(hue_labels, styles), title=hue)
+        handles = _legend_handles(hue_labels, styles)
+        _side_legend(axes[ncols - 1], handles, title=hue, past_time_axis=timed)
     _suptitle(fig, title)
     _footnote(fig, left_out)
     return fig
@@ -201,6 +212,7 @@ def _single_bar(da: xr.DataArray, *, ylabel: str, title: str) -> Figure:
     if math.isfinite(med):
         ax.bar([0], [med], yerr=[[med - lo], [hi - med]], width=0.5, capsize=8, color="C0")
         ax.set_ylim(bottom=0)
+        _rate_ticks(ax.yaxis)
     else:
         _no_data(ax)
     ax.set_xticks([0], ["single configuration"])

@@ -53,12 +53,38 @@ def seconds_per_call(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dic
 
     A person judges an analysis by how long a call takes; MiB/s is for comparing.
     """
-    user = {e["name"] for e in json.loads(str(ds.attrs.get("provenance_user_patterns", "[]")))}
     pattern = metric.removeprefix("read:")
-    if pattern not in user or "read_s" not in ds:
+    if pattern not in _user_patterns(ds) or "read_s" not in ds:
         return {}
     seconds = _median_at(ds["read_s"].sel(pattern=pattern), coords)
     return {} if seconds is None else {"s_per_call": seconds}
+
+
+def _user_patterns(ds: xr.Dataset) -> set[str]:
+    return {e["name"] for e in json.loads(str(ds.attrs.get("provenance_user_patterns", "[]")))}
+
+
+def mib_per_read(ds: xr.Dataset, metric: str) -> tuple[str, float] | None:
+    """``("read", MiB)`` or ``("call", MiB)``: what one read of ``metric``'s pattern moves.
+
+    Only for the patterns the commands show as a time (:func:`seconds_per_read`,
+    :func:`seconds_per_call`); ``None`` for the others.  A pattern reads the same
+    selection whatever the layout, so one number serves every point, and a throughput
+    ``y`` in MiB/s is a time of ``MiB / y`` seconds (figures label their axes so).
+    """
+    pattern = metric.removeprefix("read:")
+    if "read_bytes" not in ds or "pattern" not in ds.dims or pattern not in ds["pattern"]:
+        return None
+    moved = ds["read_bytes"].sel(pattern=pattern)
+    if pattern in SMALL_READS and "read_ops" in ds:
+        noun, moved = "read", moved / ds["read_ops"].sel(pattern=pattern)
+    elif pattern in _user_patterns(ds):
+        noun = "call"
+    else:
+        return None
+    found = np.asarray(moved.values, dtype=float)
+    found = found[np.isfinite(found) & (found > 0)]
+    return (noun, float(np.median(found)) / 2**20) if found.size else None
 
 
 def seconds_per_read(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dict[str, float]:

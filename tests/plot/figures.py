@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
@@ -26,11 +25,12 @@ def texts_outside(fig: Figure) -> list[str]:
     renderer = canvas.get_renderer()
     box = fig.bbox
     ticks, boxes = set(), []
-    for ax in fig.findobj(Axes):  # secondary axes too, which fig.axes leaves out
+    # every axes, secondary ones too (fig.axes leaves them out)
+    for ax in fig.findobj(lambda a: hasattr(a, "xaxis") and hasattr(a, "yaxis")):
         for axis in (ax.xaxis, ax.yaxis):
             for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
                 ticks.update((tick.label1, tick.label2))
-            boxes.append((f"{ax.get_title()!r}'s tick labels", axis.get_tightbbox(renderer)))
+            boxes.append((f"{axis.__name__} tick labels of {ax!r}", axis.get_tightbbox(renderer)))
     for text in fig.findobj(Text):
         if text in ticks or not text.get_visible() or not text.get_text().strip():
             continue

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 import xarray as xr
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
@@ -132,11 +134,12 @@ def test_all_nan_panel_says_so(ds: xr.Dataset) -> None:
 def test_size_vs_throughput_marks_the_pareto_frontier(ds: xr.Dataset, product_results) -> None:
     fig = size_vs_throughput(ds)
     ax = fig.axes[0]
-    assert "MiB" in ax.get_xlabel()
+    assert ax.get_xlabel() == "stored size"
     assert "MiB/s" in ax.get_ylabel()
     (frontier,) = [line for line in ax.get_lines() if line.get_label() == "Pareto frontier"]
     assert frontier.get_drawstyle() == "steps-post"
-    points = set(zip(*(np.round(a, 6).tolist() for a in frontier.get_data()), strict=True))
+    size, speed = frontier.get_data()  # bytes, MiB/s
+    points = set(zip(np.round(size / 2**20, 6).tolist(), speed.tolist(), strict=True))
     assert points == product_results.FRONTIER
     # 24 grid points, one failed; the frontier's own highlight ring is not a data point.
     scattered = [c for c in ax.collections if isinstance(c, PathCollection)]
@@ -144,6 +147,10 @@ def test_size_vs_throughput_marks_the_pareto_frontier(ds: xr.Dataset, product_re
     assert n_points == 23
     assert [lg.get_title().get_text() for lg in legends(fig)] == ["codec", "chunks"]
     assert any("64x32x32 / none / 64MiB" in t.get_text() for t in ax.texts)
+    # sizes on the axis as the commands write them: binary units, 3 significant digits
+    FigureCanvasAgg(fig).draw()
+    sizes = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert sizes and all(re.fullmatch(r"\d+(\.\d+)?(B|KiB|MiB|GiB)", t) for t in sizes), sizes
 
 
 def test_size_vs_read(ds: xr.Dataset) -> None:

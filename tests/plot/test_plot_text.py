@@ -7,16 +7,20 @@ with codecs that are not blosc's).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import xarray as xr
 import yaml
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from iotune.cli.main import main
+from iotune.core.units import format_duration, format_number
 from iotune.plot import all_figures, fraction_of_limit, heatmap, size_vs_throughput, throughput
 from iotune.results.dataset import open_results
 from iotune.results.limit import attach_limit
+from iotune.results.summary import mib_per_read
 from tests.plot.figures import legends, texts_outside
 
 NAME = "tas-daily-cmip6-ssp585-regional-chunking-study"
@@ -96,3 +100,47 @@ def test_figures_of_a_sweep_where_everything_applies_have_no_footnote(
     applied = results.sel(shuffle=["none"])
     for name, fig in all_figures(applied).items():
         assert not fig.get_supxlabel(), name
+
+
+DURATION = re.compile(r"\d+(\.\d+)? (s|ms|µs)")
+SIZE = re.compile(r"\d+(\.\d+)?(B|KiB|MiB|GiB)")
+
+
+def drawn_ticks(axis) -> dict[float, str]:
+    FigureCanvasAgg(axis.get_figure(root=True)).draw()
+    low, high = sorted(axis.get_view_interval())
+    return {
+        float(v): t.get_text()
+        for v, t in zip(axis.get_ticklocs(), axis.get_ticklabels(), strict=True)
+        if low <= v <= high
+    }
+
+
+def test_rates_sizes_and_times_are_written_as_the_commands_write_them(
+    results: xr.Dataset,
+) -> None:
+    noun, mib = mib_per_read(results, "read:timeseries")
+    assert noun == "read" and mib == pytest.approx(8 * 4 / 2**20)  # a pixel: 8 float32
+    fig = throughput(results, metric="read", pattern="timeseries")
+    (ax,) = fig.axes
+    rates = drawn_ticks(ax.yaxis)
+    assert rates and all(text == (format_number(v) if v else "0") for v, text in rates.items())
+    (side,) = ax.child_axes  # the time a read takes at each of the throughput's ticks
+    assert side.get_ylabel() == "time per read"
+    times = drawn_ticks(side.yaxis)
+    assert times == {v: format_duration(mib / v) if v else "" for v in rates}
+    full = throughput(results, metric="read", pattern="full")
+    assert not full.axes[0].child_axes  # a large read is judged by its MiB/s alone
+
+    maps = heatmap(results, metric="read")
+    cells = {ax.get_title().split("\n")[0]: [t.get_text() for t in ax.texts] for ax in maps.axes}
+    assert all("\n" not in cell for cell in cells["read: full pattern"])
+    for cell in cells["read: timeseries pattern"]:  # MiB/s, then the time of a read
+        rate, time = cell.split("\n")
+        assert rate == format_number(float(rate)) and DURATION.fullmatch(time), cell
+        number, unit = time.split()
+        seconds = float(number) * {"s": 1, "ms": 1e-3, "µs": 1e-6}[unit]
+        assert seconds == pytest.approx(mib / float(rate), rel=0.01), cell
+
+    sizes = drawn_ticks(size_vs_throughput(results).axes[0].xaxis)
+    assert sizes and all(SIZE.fullmatch(text) for text in sizes.values()), sizes
