@@ -68,9 +68,11 @@ def mib_per_read(ds: xr.Dataset, metric: str) -> tuple[str, float] | None:
     """``("read", MiB)`` or ``("call", MiB)``: what one read of ``metric``'s pattern moves.
 
     Only for the patterns the commands show as a time (:func:`seconds_per_read`,
-    :func:`seconds_per_call`); ``None`` for the others.  A pattern reads the same
-    selection whatever the layout, so one number serves every point, and a throughput
-    ``y`` in MiB/s is a time of ``MiB / y`` seconds (figures label their axes so).
+    :func:`seconds_per_call`), and only when a read moves the same bytes at every point
+    (a built-in pattern counts the raw bytes of its selection; a user's call may count
+    what came from storage, which the layout changes); ``None`` otherwise.  Then a
+    throughput ``y`` in MiB/s is a time of ``MiB / y`` seconds (figures label their
+    axes so).
     """
     pattern = metric.removeprefix("read:")
     if "read_bytes" not in ds or "pattern" not in ds.dims or pattern not in ds["pattern"]:
@@ -84,7 +86,9 @@ def mib_per_read(ds: xr.Dataset, metric: str) -> tuple[str, float] | None:
         return None
     found = np.asarray(moved.values, dtype=float)
     found = found[np.isfinite(found) & (found > 0)]
-    return (noun, float(np.median(found)) / 2**20) if found.size else None
+    if not found.size or found.max() > 1.01 * found.min():
+        return None  # bytes that differ by layout (a user's call counts stored bytes): no one time
+    return noun, float(np.median(found)) / 2**20
 
 
 def seconds_per_read(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dict[str, float]:

@@ -144,3 +144,12 @@ def test_rates_sizes_and_times_are_written_as_the_commands_write_them(
 
     sizes = drawn_ticks(size_vs_throughput(results).axes[0].xaxis)
     assert sizes and all(SIZE.fullmatch(text) for text in sizes.values()), sizes
+
+
+def test_no_time_axis_when_a_read_moves_different_bytes_by_layout(results: xr.Dataset) -> None:
+    """A user's call may count the stored bytes, which compression changes: no one time."""
+    varied = results.copy(deep=True)
+    moved = varied["read_bytes"].loc[{"pattern": "timeseries"}]
+    varied["read_bytes"].loc[{"pattern": "timeseries"}] = moved * (1 + moved.codec.isin(["zstd"]))
+    assert mib_per_read(varied, "read:timeseries") is None
+    assert not throughput(varied, metric="read", pattern="timeseries").axes[0].child_axes
