@@ -122,11 +122,10 @@ def _side_legend(
 ) -> None:
     """A legend on the right of ``ax``, at its top (``where="upper"``) or bottom.
 
-    ``past_time_axis``: start it beyond the time axis :func:`_time_axis` drew there.
-
     Tied to the axes rather than to the figure's edge, so constrained layout sets it
     below the figure's title instead of beside it, where a long title would run into it.
     Kept as an artist of its own, so the axes can hold another legend inside.
+    ``past_time_axis``: start it beyond the time axis :func:`_time_axis` drew there.
     """
     from matplotlib.legend import Legend
     from matplotlib.transforms import ScaledTranslation

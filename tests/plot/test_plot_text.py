@@ -153,3 +153,11 @@ def test_no_time_axis_when_a_read_moves_different_bytes_by_layout(results: xr.Da
     varied["read_bytes"].loc[{"pattern": "timeseries"}] = moved * (1 + moved.codec.isin(["zstd"]))
     assert mib_per_read(varied, "read:timeseries") is None
     assert not throughput(varied, metric="read", pattern="timeseries").axes[0].child_axes
+
+
+def test_text_fits_in_figures_of_many_panels_too(product_results) -> None:
+    """The crafted product results: facets, a failed point, a wide legend, a long name."""
+    ds = product_results()
+    ds.attrs["name"] = NAME
+    for name, fig in all_figures(ds).items():
+        assert texts_outside(fig) == [], name
