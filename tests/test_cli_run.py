@@ -400,3 +400,10 @@ def test_a_swept_value_that_applies_nowhere_is_named_once_with_why(tmp_path):
     assert len(said) == 1 and said[0].startswith(line)
     shown = iotune("show", tmp_path / "out", check=True).stdout.splitlines()
     assert sum(x.startswith(line) for x in shown) == 1
+    # plan names it once too, in place of a line per grid point it would have had
+    planned = iotune("plan", tmp_path / "nw.yaml", check=True).stdout.splitlines()
+    assert [x.split("  ")[-1] for x in planned if "shuffle=bit" in x] == [said[0]]
+    as_json = iotune("plan", tmp_path / "nw.yaml", "--format", "json", check=True).stdout
+    (named,) = json.loads(as_json)["applies_nowhere"]
+    assert named["parameter"] == "shuffle" and named["value"] == "bit"
+    assert said[0] == f"shuffle=bit: applies nowhere: {named['reason']}"

@@ -79,6 +79,10 @@ def plan(args: argparse.Namespace) -> int:
             "grid_points": len(made.points),
             "trials": trials,
             "not_applicable": skipped,
+            "applies_nowhere": [
+                {"parameter": n.dim, "value": n.value, "reason": n.reason}
+                for n in api.plan_nowhere(made)
+            ],
             **({"baselines": [asdict(b) for b in made.baselines]} if made.baselines else {}),
         }
     )

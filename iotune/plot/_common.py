@@ -14,9 +14,10 @@ import numpy as np
 import xarray as xr
 
 from iotune.core.errors import ResultsError
-from iotune.core.units import format_size
+from iotune.core.units import format_duration, format_number, format_size
 from iotune.model import parameters
 from iotune.results import accessor  # noqa: F401 - registers ds.iotune, da.iotune
+from iotune.results.summary import nowhere_found
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -116,6 +117,37 @@ def _legend_handles(labels: list[str], styles: list[_Style], *, line: bool = Tru
     ]
 
 
+def _side_legend(
+    ax: Axes, handles: list, *, title: str, where: str = "upper", past_time_axis: bool = False
+) -> None:
+    """A legend on the right of ``ax``, at its top (``where="upper"``) or bottom.
+
+    Tied to the axes rather than to the figure's edge, so constrained layout sets it
+    below the figure's title instead of beside it, where a long title would run into it.
+    Kept as an artist of its own, so the axes can hold another legend inside.
+    ``past_time_axis``: start it beyond the time axis :func:`_time_axis` drew there.
+    """
+    from matplotlib.legend import Legend
+    from matplotlib.transforms import ScaledTranslation
+
+    gap = 8.0 + (_TIME_AXIS_WIDTH if past_time_axis else 0.0)  # points right of the axes
+    shift = ScaledTranslation(gap / 72, 0, ax.figure.dpi_scale_trans)
+    upper = where == "upper"
+    anchor = (1.0, 1.0) if upper else (1.0, 0.0)
+    legend = Legend(
+        ax,
+        handles,
+        [h.get_label() for h in handles],
+        title=title,
+        loc="upper left" if upper else "lower left",
+        bbox_to_anchor=anchor,
+        bbox_transform=ax.transAxes + shift,
+        borderaxespad=0,
+    )
+    ax.add_artist(legend)
+    legend.set_clip_on(False)  # add_artist clips to the axes: the legend lies beside them
+
+
 def _no_data(ax: Axes) -> None:
     ax.text(0.5, 0.5, _NO_DATA, transform=ax.transAxes, ha="center", va="center", color="gray")
 
@@ -123,3 +155,82 @@ def _no_data(ax: Axes) -> None:
 def _title(ds: xr.Dataset, what: str, pattern: str | None) -> str:
     title = f"{ds.attrs.get('name', 'sweep')}: {what}"
     return f"{title}, {pattern} pattern" if pattern else title
+
+
+def _without_nowhere(ds: xr.Dataset) -> tuple[xr.Dataset, list[str]]:
+    """``ds`` without the swept values no grid point applied, and a line naming each.
+
+    Such a value would only draw an empty panel, row or legend entry; the figure names
+    it once instead (:func:`_footnote`), in the words ``run`` and ``show`` use.
+    """
+    lines = []
+    for found in nowhere_found(ds):
+        if ds.sizes[found.dim] > 1:  # a dimension keeps one value at least
+            ds = ds.drop_sel({found.dim: [found.value]})
+            lines.append(found.line)
+    return ds, lines
+
+
+def _footnote(fig: Figure, lines: list[str]) -> None:
+    """Name the left-out values at the figure's foot, wrapped to its width.
+
+    It takes the figure's x-label slot, which constrained layout keeps room for
+    (no figure here has a figure-wide x label of its own).
+    """
+    if lines:
+        text = "\n".join(lines)
+        fig.supxlabel(text, x=0.01, ha="left", fontsize="small", color="0.3", wrap=True)
+
+
+def _suptitle(fig: Figure, text: str) -> None:
+    """The figure's title, wrapped at the figure's edges rather than cut off there."""
+    fig.suptitle(text, wrap=True)
+
+
+def _rate_ticks(axis: Any) -> None:
+    """Throughput ticks as the commands write rates: 3 significant digits (``0.150``, ``20.0``).
+
+    Call it after the axis's scale is set (setting a scale resets the tick formatters).
+    """
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: format_number(v) if v else "0"))
+    if axis.get_scale() == "log":  # a log axis here spans 100x at least: decades suffice
+        axis.set_minor_formatter(NullFormatter())
+
+
+def _size_ticks(axis: Any) -> None:
+    """Byte ticks as the commands write sizes: binary units, 3 significant digits."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    shown = FuncFormatter(lambda v, _: format_size(v, exact=False) if v >= 0 else "")
+    axis.set_major_formatter(shown)
+    if axis.get_scale() == "log":
+        axis.set_minor_formatter(NullFormatter())
+
+
+#: how far right of the axes a legend starts when a time axis is there: the longest
+#: duration label (``12.3 ms``), its tick and the axis label, in points
+_TIME_AXIS_WIDTH = 72.0
+
+
+def _time_axis(ax: Axes, per: tuple[str, float] | None) -> bool:
+    """Label the right of a throughput axis with the time one read takes at each tick.
+
+    ``per`` is :func:`iotune.results.summary.mib_per_read`'s ``(noun, MiB)``: at
+    ``y`` MiB/s a read takes ``MiB / y`` seconds, written as the commands write it
+    (``179 µs a read``).  The ticks are the throughput's own, so each time sits
+    beside the rate it is.  Returns whether an axis was added.
+    """
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    if per is None:
+        return False
+    noun, mib = per
+    side = ax.secondary_yaxis("right")  # the same coordinates as the throughput
+    side.yaxis.set_major_formatter(
+        FuncFormatter(lambda v, _: format_duration(mib / v) if v > 0 else "")
+    )
+    side.yaxis.set_minor_formatter(NullFormatter())
+    side.set_ylabel(f"time per {noun}")
+    return True

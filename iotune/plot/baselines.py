@@ -57,6 +57,7 @@ def vs_baselines(ds: xr.Dataset) -> Figure:
         f"{ds.attrs.get('name', '')}: each pattern's best over the baselines\n"
         f"(bars: median ratio; whiskers: {speedup.CONFIDENCE:.0%} bootstrap interval)",
         fontsize="medium",
+        wrap=True,  # a long sweep name: wrapped at the figure's edges, not cut off
     )
     ax.legend(fontsize="small")
     ax.grid(alpha=0.3, axis="y")

@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from iotune.core.errors import ResultsError
+from iotune.plot._common import _rate_ticks
 from iotune.results import accessor  # noqa: F401 - registers ds.iotune
 
 if TYPE_CHECKING:
@@ -78,9 +79,11 @@ def convergence(ds: xr.Dataset, grid: xr.Dataset | None = None) -> Figure:
     what = next(iter(weights)) if len(weights) == 1 else "weighted objective"
     ax.set_xlabel("trial")
     ax.set_ylabel(f"{what} (MiB/s)")
+    _rate_ticks(ax.yaxis)
     ax.set_title(
         f"{ds.attrs.get('name', 'search')}: {ds.attrs.get('search_strategy', '')} search, "
-        f"seed {ds.attrs.get('search_seed', '')}"
+        f"seed {ds.attrs.get('search_seed', '')}",
+        wrap=True,  # a long sweep name: wrapped at the figure's edges, not cut off
     )
     ax.legend(fontsize="small", loc="lower right")
     return fig
@@ -112,7 +115,8 @@ def importance(ds: xr.Dataset, objective: str | None = None) -> Figure:
     ax.barh(names, [100 * found.shares[n] for n in names])
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of importance (%)")
-    ax.set_title(f"what matters for {found.objective} ({found.points} points)", fontsize="medium")
+    title = f"what matters for {found.objective} ({found.points} points)"
+    ax.set_title(title, fontsize="medium", wrap=True)
     if not names:
         ax.text(0.5, 0.5, found.note, transform=ax.transAxes, ha="center", color="gray")
     fig.text(0.01, 0.01, "PED-ANOVA (optuna)", fontsize="x-small", color="gray")

@@ -9,8 +9,18 @@ import numpy as np
 import xarray as xr
 
 from iotune.core.errors import ResultsError
-from iotune.core.units import format_number
-from iotune.plot._common import _metric, _no_data, _title, _value_labels
+from iotune.core.units import format_duration, format_number
+from iotune.plot._common import (
+    _footnote,
+    _metric,
+    _no_data,
+    _rate_ticks,
+    _suptitle,
+    _title,
+    _value_labels,
+    _without_nowhere,
+)
+from iotune.results.summary import mib_per_read
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -59,6 +69,7 @@ def heatmap(
         Unknown metric or reduction, nothing swept, or ``x``/``y`` not swept.
     """
     ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
+    ds, left_out = _without_nowhere(ds)
     from matplotlib.figure import Figure
 
     if reduce not in REDUCTIONS:
@@ -76,7 +87,7 @@ def heatmap(
     axes = list(fig.subplots(nrows, ncols, squeeze=False).ravel())
     for ax in axes[len(panels) :]:
         ax.remove()
-    for ax, (label, da, cbar_label) in zip(axes, panels, strict=False):
+    for ax, (label, da, cbar_label, per) in zip(axes, panels, strict=False):
         median = da.iotune.median()
         if rest:
             stacked = median.stack(_rest=rest)
@@ -84,33 +95,43 @@ def heatmap(
                 median = stacked.reduce(np.fmax.reduce, dim="_rest")
             else:
                 median = stacked.iotune.median("_rest")
-        _draw_map(fig, ax, median, x=x, y=y, cbar_label=cbar_label)
+        _draw_map(fig, ax, median, x=x, y=y, cbar_label=cbar_label, per=per)
         ax.set_title(label, fontsize="medium")
     title = _title(ds, f"{metric} throughput over {x}" + (f" and {y}" if y else ""), None)
     title += "\ncells: median of repeats"
     if rest:
         title += f", {'best' if reduce == 'max' else 'median'} over {', '.join(rest)}"
-    fig.suptitle(title)
+    _suptitle(fig, title)
+    _footnote(fig, left_out)
     return fig
 
 
-def _panels(ds: xr.Dataset, metric: str) -> list[tuple[str, xr.DataArray, str]]:
-    """(panel title, data as (params..., repeat), colour bar label) per panel."""
+_Panel = tuple[str, xr.DataArray, str, tuple[str, float] | None]
+
+
+def _panels(ds: xr.Dataset, metric: str) -> list[_Panel]:
+    """(title, data as (params..., repeat), colour bar label, MiB a read) per panel.
+
+    The last is :func:`~iotune.results.summary.mib_per_read`'s, for the patterns whose
+    cells also say the time of a read, as the commands do.
+    """
+    panels: list[_Panel] = []
     if metric == "write":
         da, label = _metric(ds, "write", None)
-        panels = [("write", da, label)]
+        panels.append(("write", da, f"median {label}", None))
     elif metric == "read":
         if "pattern" not in ds.dims:
             raise ResultsError("read heatmaps need a 'pattern' dimension in the results")
-        panels = []
         for p in ds["pattern"].values:
             da, label = _metric(ds, "read", str(p))
-            panels.append((f"read: {p} pattern", da, label))
+            per = mib_per_read(ds, f"read:{p}")
+            title = f"read: {p} pattern" + (f"\n(cells: MiB/s, time per {per[0]})" if per else "")
+            panels.append((title, da, f"median {label}", per))
     else:
         raise ResultsError(f"metric must be one of ['read', 'write'], got {metric!r}")
     if all(d == "repeat" for d in panels[0][1].dims):
         raise ResultsError("a heatmap needs at least one swept parameter; nothing was swept")
-    return [(t, da, f"median {label}") for t, da, label in panels]
+    return panels
 
 
 def _pick_axes(
@@ -134,7 +155,14 @@ def _pick_axes(
 
 
 def _draw_map(
-    fig: Figure, ax: Axes, median: xr.DataArray, *, x: str, y: str | None, cbar_label: str
+    fig: Figure,
+    ax: Axes,
+    median: xr.DataArray,
+    *,
+    x: str,
+    y: str | None,
+    cbar_label: str,
+    per: tuple[str, float] | None,
 ) -> None:
     from matplotlib.colors import LogNorm, Normalize
 
@@ -153,6 +181,7 @@ def _draw_map(
     ax.set_facecolor("0.92")  # empty cells: failed or not applicable
     colorbar = fig.colorbar(image, ax=ax, shrink=0.9)
     colorbar.set_label(cbar_label)
+    _rate_ticks(colorbar.ax.yaxis)
     xlabels = _value_labels(median[x])
     rotate = len(xlabels) * max(map(len, xlabels)) > 40
     tilt: dict[str, Any] = {"rotation": 30, "ha": "right"} if rotate else {}
@@ -164,13 +193,16 @@ def _draw_map(
         ax.set_yticks(range(median.sizes[y]), _value_labels(median[y]))
         ax.set_ylabel(y)
     if values.size <= _MAX_ANNOTATED_CELLS and good.size:
-        _annotate(ax, values, norm)
+        _annotate(ax, values, norm, per)
 
 
-def _annotate(ax: Axes, values: np.ndarray, norm) -> None:
+def _annotate(ax: Axes, values: np.ndarray, norm, per: tuple[str, float] | None) -> None:
+    """Write each cell's MiB/s as the commands do, and the time of a read below it."""
     for (row, col), v in np.ndenumerate(values):
         if np.isfinite(v):
             dark = norm(v) < 0.6 if v > 0 else True  # viridis is dark at the low end
             colour = "white" if dark else "black"
-            text = format_number(v, significant=2)
+            text = format_number(v)
+            if per is not None and v > 0:
+                text += f"\n{format_duration(per[1] / v)}"
             ax.text(col, row, text, ha="center", va="center", fontsize=7, color=colour)

@@ -11,12 +11,16 @@ from iotune.core.errors import ResultsError
 from iotune.core.units import format_number, format_rate
 from iotune.plot._common import (
     _align,
+    _footnote,
     _legend_handles,
     _no_data,
     _params,
+    _side_legend,
     _styles,
+    _suptitle,
     _title,
     _value_labels,
+    _without_nowhere,
 )
 from iotune.plot.pareto import _grid_points
 from iotune.results.limit import STORE
@@ -67,6 +71,7 @@ def fraction_of_limit(ds: xr.Dataset) -> Figure:
         The Dataset has no ``fraction_of_limit``.
     """
     ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
+    ds, left_out = _without_nowhere(ds)
     from matplotlib.figure import Figure
 
     if not has_limit(ds):
@@ -101,8 +106,9 @@ def fraction_of_limit(ds: xr.Dataset) -> Figure:
     ax.legend(loc="upper left", fontsize="small")
     if color_dim:
         handles = _legend_handles(_value_labels(da[color_dim]), [(c, "o") for c in colors])
-        fig.legend(handles=handles, title=color_dim, loc="outside right upper")
-    fig.suptitle(_title(ds, f"throughput as a fraction of the {name}", None) + _limits(ds, store))
+        _side_legend(ax, handles, title=color_dim)
+    _suptitle(fig, _title(ds, f"throughput as a fraction of the {name}", None) + _limits(ds, store))
+    _footnote(fig, left_out)
     return fig
 
 
@@ -138,7 +144,7 @@ def _draw_column(
     ax.scatter(xs, med[order], c=[colors[i] for i in order], s=22, zorder=3)
     best = order[-1]
     ax.annotate(
-        f"{names[best]}\n{format_number(med[best], significant=2)}",
+        f"{names[best]}\n{format_number(med[best])}",
         (col + offsets[-1], med[best]),
         (0, 6),
         textcoords="offset points",

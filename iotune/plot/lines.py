@@ -12,16 +12,23 @@ import xarray as xr
 
 from iotune.core.errors import ResultsError
 from iotune.plot._common import (
+    _footnote,
     _legend_handles,
     _metric,
     _no_data,
     _panel_grid,
+    _rate_ticks,
+    _side_legend,
     _Style,
     _styles,
+    _suptitle,
+    _time_axis,
     _title,
     _value_labels,
+    _without_nowhere,
 )
 from iotune.plot.noise import draw_floor
+from iotune.results.summary import mib_per_read
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -72,6 +79,7 @@ def throughput(
         Unknown metric or pattern, a missing variable, or ``x``/``hue`` not swept.
     """
     ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
+    ds, left_out = _without_nowhere(ds)
     da, ylabel = _metric(ds, metric, pattern)
     x, hue = _pick_x_hue(da, x, hue)
     others = [str(d) for d in da.dims if d not in (x, hue, "repeat")]
@@ -81,7 +89,9 @@ def throughput(
         title += f" (median over {', '.join(reduced)})"
     title += f"\nmarkers: median of {da.sizes['repeat']} repeats, bars: min to max"
     if x is None:
-        return _single_bar(da, ylabel=ylabel, title=title)
+        fig = _single_bar(da, ylabel=ylabel, title=title)
+        _footnote(fig, left_out)
+        return fig
     panels = list(_facet_panels(da, facets))
     fig, axes, ncols = _panel_grid(len(panels), n_x=da.sizes[x], legend=hue is not None)
     hue_labels = _value_labels(da[hue]) if hue else [""]
@@ -99,10 +109,18 @@ def throughput(
         if i + ncols >= len(panels):  # nothing below this panel
             ax.set_xlabel(x)
     _scale_y(axes, np.concatenate(spans), logy=logy)
+    # a small-read pattern's throughput is also a time per read, as the commands show it
+    per = mib_per_read(ds, f"read:{pattern}") if metric == "read" else None
+    timed = False
+    for i, ax in enumerate(axes):
+        _rate_ticks(ax.yaxis)
+        if (i + 1) % ncols == 0 or i == len(axes) - 1:  # the right of each row
+            timed |= _time_axis(ax, per)
     if hue:
         handles = _legend_handles(hue_labels, styles)
-        fig.legend(handles=handles, title=hue, loc="outside right upper")
-    fig.suptitle(title)
+        _side_legend(axes[ncols - 1], handles, title=hue, past_time_axis=timed)
+    _suptitle(fig, title)
+    _footnote(fig, left_out)
     return fig
 
 
@@ -194,11 +212,12 @@ def _single_bar(da: xr.DataArray, *, ylabel: str, title: str) -> Figure:
     if math.isfinite(med):
         ax.bar([0], [med], yerr=[[med - lo], [hi - med]], width=0.5, capsize=8, color="C0")
         ax.set_ylim(bottom=0)
+        _rate_ticks(ax.yaxis)
     else:
         _no_data(ax)
     ax.set_xticks([0], ["single configuration"])
     ax.set_xlim(-1, 1)
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
-    fig.suptitle(title)
+    _suptitle(fig, title)
     return fig

@@ -48,6 +48,7 @@ def noise_over_time(ds: xr.Dataset) -> Figure:
         f"{ds.attrs.get('name', '')}: reference configuration through the run\n"
         f"{ds.attrs.get('noise_reference', '')}",
         fontsize="medium",
+        wrap=True,  # a long reference label: wrapped at the figure's edges, not cut off
     )
     ax.legend(fontsize="small")
     ax.grid(alpha=0.3)

@@ -11,14 +11,22 @@ import xarray as xr
 from iotune.core.errors import ResultsError
 from iotune.plot._common import (
     _MARKERS,
+    _footnote,
     _legend_handles,
     _metric,
     _no_data,
     _per_point,
+    _rate_ticks,
+    _side_legend,
+    _size_ticks,
     _styles,
+    _suptitle,
+    _time_axis,
     _title,
     _value_labels,
+    _without_nowhere,
 )
+from iotune.results.summary import mib_per_read
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -56,6 +64,7 @@ def size_vs_throughput(
         Unknown metric or pattern, or a missing variable.
     """
     ds = ds.iotune.dense()  # a search's sparse points as the grid of their values
+    ds, left_out = _without_nowhere(ds)
     from matplotlib.figure import Figure
 
     da, ylabel = _metric(ds, metric, pattern)
@@ -63,7 +72,7 @@ def size_vs_throughput(
         raise ResultsError("the results have no 'file_bytes' variable to plot sizes from")
     params = [str(d) for d in da.dims if d != "repeat"]
     median = da.iotune.median().transpose(*params)
-    size = _per_point(ds["file_bytes"], median).astype(float).ravel() / 2**20
+    size = _per_point(ds["file_bytes"], median).astype(float).ravel()  # bytes
     xy = np.vstack([size, median.values.ravel()])
     ok = np.isfinite(xy).all(axis=0)
     if "status" in ds:
@@ -71,15 +80,21 @@ def size_vs_throughput(
     index, names = _grid_points(da, params)
     fig = Figure(figsize=(8.5, 5.5), layout="constrained")
     ax = fig.subplots()
-    _scatter_groups(fig, ax, da, index=index, xy=xy, ok=ok)
+    # a small-read pattern's throughput is also a time per read, as the commands show it
+    per = mib_per_read(ds, f"read:{pattern}") if metric == "read" else None
+    _scatter_groups(ax, da, index=index, xy=xy, ok=ok, past_time_axis=per is not None)
     if ok.any():
         _draw_frontier(ax, xy[:, ok], [n for n, k in zip(names, ok, strict=True) if k])
     else:
         _no_data(ax)
-    ax.set_xlabel("stored size (MiB)")
+    _size_ticks(ax.xaxis)  # after the scales are chosen: choosing one resets its ticks
+    _rate_ticks(ax.yaxis)
+    _time_axis(ax, per)
+    ax.set_xlabel("stored size")
     ax.set_ylabel(f"median {ylabel}")
     ax.grid(alpha=0.3)
-    fig.suptitle(_title(ds, f"stored size vs {metric} throughput", pattern))
+    _suptitle(fig, _title(ds, f"stored size vs {metric} throughput", pattern))
+    _footnote(fig, left_out)
     return fig
 
 
@@ -93,7 +108,13 @@ def _grid_points(da: xr.DataArray, params: list[str]) -> tuple[np.ndarray, list[
 
 
 def _scatter_groups(
-    fig: Figure, ax: Axes, da: xr.DataArray, *, index: np.ndarray, xy: np.ndarray, ok: np.ndarray
+    ax: Axes,
+    da: xr.DataArray,
+    *,
+    index: np.ndarray,
+    xy: np.ndarray,
+    ok: np.ndarray,
+    past_time_axis: bool,
 ) -> None:
     """Colour points by ``codec`` (else the first param), shape them by a second param."""
     params = [str(d) for d in da.dims if d != "repeat"]
@@ -107,11 +128,10 @@ def _scatter_groups(
         ax.scatter(*xy[:, sel], color=colors[c], marker=_MARKERS[m], alpha=0.85)
     legends = [(color, "upper", [(c, "o") for c in colors])]
     legends.append((marker, "lower", [("gray", m) for m in _MARKERS]))
-    for dim, loc, styles in legends:
+    for dim, where, styles in legends:
         if dim:
             handles = _legend_handles(_value_labels(da[dim]), styles, line=False)
-            # matplotlib's stubs do not list the "outside ..." locations of constrained layout
-            fig.legend(handles=handles, title=dim, loc=f"outside right {loc}")  # type: ignore[call-overload]
+            _side_legend(ax, handles, title=dim, where=where, past_time_axis=past_time_axis)
 
 
 def _pareto_mask(size: np.ndarray, speed: np.ndarray) -> np.ndarray:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,6 +16,7 @@ import numpy as np
 from iotune.core.errors import RecommendError
 from iotune.core.units import format_duration, format_number
 from iotune.results.accessor import label, value_label  # and ds.iotune
+from iotune.results.labels import plain
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -50,12 +53,42 @@ def seconds_per_call(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dic
 
     A person judges an analysis by how long a call takes; MiB/s is for comparing.
     """
-    user = {e["name"] for e in json.loads(str(ds.attrs.get("provenance_user_patterns", "[]")))}
     pattern = metric.removeprefix("read:")
-    if pattern not in user or "read_s" not in ds:
+    if pattern not in _user_patterns(ds) or "read_s" not in ds:
         return {}
     seconds = _median_at(ds["read_s"].sel(pattern=pattern), coords)
     return {} if seconds is None else {"s_per_call": seconds}
+
+
+def _user_patterns(ds: xr.Dataset) -> set[str]:
+    return {e["name"] for e in json.loads(str(ds.attrs.get("provenance_user_patterns", "[]")))}
+
+
+def mib_per_read(ds: xr.Dataset, metric: str) -> tuple[str, float] | None:
+    """``("read", MiB)`` or ``("call", MiB)``: what one read of ``metric``'s pattern moves.
+
+    Only for the patterns the commands show as a time (:func:`seconds_per_read`,
+    :func:`seconds_per_call`), and only when a read moves the same bytes at every point
+    (a built-in pattern counts the raw bytes of its selection; a user's call may count
+    what came from storage, which the layout changes); ``None`` otherwise.  Then a
+    throughput ``y`` in MiB/s is a time of ``MiB / y`` seconds (figures label their
+    axes so).
+    """
+    pattern = metric.removeprefix("read:")
+    if "read_bytes" not in ds or "pattern" not in ds.dims or pattern not in ds["pattern"]:
+        return None
+    moved = ds["read_bytes"].sel(pattern=pattern)
+    if pattern in SMALL_READS and "read_ops" in ds:
+        noun, moved = "read", moved / ds["read_ops"].sel(pattern=pattern)
+    elif pattern in _user_patterns(ds):
+        noun = "call"
+    else:
+        return None
+    found = np.asarray(moved.values, dtype=float)
+    found = found[np.isfinite(found) & (found > 0)]
+    if not found.size or found.max() > 1.01 * found.min():
+        return None  # bytes that differ by layout (a user's call counts stored bytes): no one time
+    return noun, float(np.median(found)) / 2**20
 
 
 def seconds_per_read(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dict[str, float]:
@@ -165,23 +198,70 @@ def dask_splits(ds: xr.Dataset) -> list[dict[str, Any]]:
     return found
 
 
+@dataclass(frozen=True)
+class Nowhere:
+    """A swept value that no grid point could apply, and the first reason recorded."""
+
+    dim: str
+    value: Any
+    reason: str
+
+    @property
+    def line(self) -> str:
+        """``shuffle=bit: applies nowhere: <reason>``, as every command and figure says it."""
+        return f"{self.dim}={value_label(self.dim, self.value)}: applies nowhere: {self.reason}"
+
+
+def applies_nowhere(
+    values: Mapping[str, Sequence[Any]],
+    points: Iterable[tuple[Mapping[str, Any], bool, str]],
+) -> list[Nowhere]:
+    """The swept values no point applied, each with the first reason given.
+
+    Parameters
+    ----------
+    values
+        Each swept dimension's values; a dimension with one value is not a choice
+        the user made between values, so it is left out.
+    points
+        ``(coords, applicable, reason)`` per grid point: a plan's points before a run,
+        a results Dataset's after (a failed point did apply).
+    """
+    points = [({k: plain(v) for k, v in c.items()}, ok, why) for c, ok, why in points]
+    found = []
+    for dim, choices in values.items():
+        if len(choices) < 2:
+            continue
+        for value in map(plain, choices):
+            here = [(ok, why) for coords, ok, why in points if coords.get(dim) == value]
+            if here and not any(ok for ok, _ in here):
+                why = next((str(w) for _, w in here if str(w)), "not applicable")
+                found.append(Nowhere(dim, value, why))
+    return found
+
+
+def nowhere_found(ds: xr.Dataset) -> list[Nowhere]:
+    """:func:`applies_nowhere` of a results Dataset (a grid; a search's points say nothing)."""
+    if "status" not in ds:
+        return []
+    status = ds["status"]
+    dims = [str(d) for d in status.dims]
+    swept = [d for d in ds.iotune.swept if d in dims]
+    errors = None
+    if "error" in ds:
+        errors = ds["error"].broadcast_like(status).transpose(*status.dims).values
+    points = []
+    for index in np.ndindex(status.shape):
+        coords = {d: status[d].values[index[dims.index(d)]] for d in swept}
+        ok = str(status.values[index]) != "not_applicable"
+        points.append((coords, ok, "" if errors is None else str(errors[index])))
+    return applies_nowhere({d: list(ds[d].values) for d in swept}, points)
+
+
 def nowhere(ds: xr.Dataset) -> list[str]:
     """One line per swept value that no grid point could apply, with the first reason.
 
     Such a value leaves an empty row in tables and an empty entry in legends; it is
     named once instead (``shuffle=bit: applies nowhere: ...``).
     """
-    if "status" not in ds:
-        return []
-    lines = []
-    status = ds["status"]
-    for dim in ds.iotune.swept:
-        if dim not in status.dims or ds.sizes[dim] < 2:
-            continue
-        for value in ds[dim].values:
-            here = status.sel({dim: value})
-            if (here.values.astype(str) == "not_applicable").all():
-                found = ds["error"].sel({dim: value}).values.ravel() if "error" in ds else ()
-                why = next((str(r) for r in found if str(r)), "not applicable")
-                lines.append(f"{dim}={value_label(dim, value)}: applies nowhere: {why}")
-    return lines
+    return [found.line for found in nowhere_found(ds)]

@@ -12,11 +12,16 @@ if TYPE_CHECKING:
     import xarray as xr
 
     from iotune.backends.base import Backend
+    from iotune.results.summary import Nowhere
     from iotune.runner.plan import Plan
 
 
 def plan_text(plan: Plan) -> str:
-    """One line per trial, then one per grid point that does not apply, with the reason."""
+    """One line per trial, then one per grid point that does not apply, with the reason.
+
+    A swept value that applies at no grid point is named once, with the reason, in
+    place of a line for each of its points (as ``run`` and ``show`` name it).
+    """
     skipped = [p for p in plan.points if not p.applicable]
     from iotune.model import parameters
 
@@ -24,15 +29,28 @@ def plan_text(plan: Plan) -> str:
         f"{len(plan.trials)} trials ({len(plan.points)} grid points, {len(skipped)} not applicable)"
     ]
     lines += [f"  {t.id}  {t.backend:<8} {t.label()}" for t in plan.trials]
+    found = plan_nowhere(plan)
+    named = {(n.dim, n.value) for n in found}
     for point in skipped:
+        if any((k, v) in named for k, v in point.coords.items()):
+            continue  # said once below
         # labelled as the trial lines above label theirs (alignment=1MiB, not 1048576)
         where = " ".join(f"{k}={parameters.show(k, v)}" for k, v in point.coords.items())
         lines.append(f"  {'-' * 12}  {where}: {point.reason}")
+    lines += [f"  {'-' * 12}  {n.line}" for n in found]
     for base in plan.baselines:  # the spec's baselines: measured by a trial above, or why not
         lines.append(
             f"  {base.trial_id or '-' * 12}  baseline {base.label}: {base.reason or 'measured'}"
         )
     return "\n".join(lines)
+
+
+def plan_nowhere(plan: Plan) -> list[Nowhere]:
+    """The swept values of a plan that no grid point applies, each with its reason."""
+    from iotune.results.summary import applies_nowhere
+
+    points = ((p.coords, p.applicable, p.reason) for p in plan.points)
+    return applies_nowhere(plan.coords, points)
 
 
 def nowhere_lines(ds: xr.Dataset) -> list[str]:

@@ -25,4 +25,15 @@ def test_one_pair_of_bars_per_measured_pattern_labelled_with_its_speedup() -> No
     ax = before_after(RECORD).axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["read:timeseries\n2x [1.5 to 2.5]"]
     heights = sorted(round(p.get_height(), 6) for p in ax.patches)
-    assert heights == [25.0, 50.0]  # median ms, after and before; the failed pattern left out
+    assert heights == [0.025, 0.05]  # median s, after and before; the failed pattern left out
+
+
+def test_times_are_written_as_the_commands_write_a_duration() -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = before_after(RECORD)
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert ax.get_ylabel() == "median time per read, cold"
+    assert ticks[0] == "0" and "10 ms" in ticks and "50 ms" in ticks, ticks

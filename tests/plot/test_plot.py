@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 import xarray as xr
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
 
 from iotune.core.errors import ResultsError
 from iotune.plot import all_figures, size_vs_throughput, throughput
+from tests.plot.figures import legends
 
 
 @pytest.fixture
@@ -46,7 +49,7 @@ def test_write_throughput_layout(ds: xr.Dataset, product_results) -> None:
         assert ax.get_yscale() == "linear"
     assert "MiB/s" in fig.axes[0].get_ylabel()
     assert "write" in fig.axes[0].get_ylabel()
-    (legend,) = fig.legends
+    (legend,) = legends(fig)
     assert legend.get_title().get_text() == "codec"
     assert [t.get_text() for t in legend.get_texts()] == product_results.CODECS
     title = fig.get_suptitle()
@@ -131,18 +134,23 @@ def test_all_nan_panel_says_so(ds: xr.Dataset) -> None:
 def test_size_vs_throughput_marks_the_pareto_frontier(ds: xr.Dataset, product_results) -> None:
     fig = size_vs_throughput(ds)
     ax = fig.axes[0]
-    assert "MiB" in ax.get_xlabel()
+    assert ax.get_xlabel() == "stored size"
     assert "MiB/s" in ax.get_ylabel()
     (frontier,) = [line for line in ax.get_lines() if line.get_label() == "Pareto frontier"]
     assert frontier.get_drawstyle() == "steps-post"
-    points = set(zip(*(np.round(a, 6).tolist() for a in frontier.get_data()), strict=True))
+    size, speed = frontier.get_data()  # bytes, MiB/s
+    points = set(zip(np.round(size / 2**20, 6).tolist(), speed.tolist(), strict=True))
     assert points == product_results.FRONTIER
     # 24 grid points, one failed; the frontier's own highlight ring is not a data point.
     scattered = [c for c in ax.collections if isinstance(c, PathCollection)]
     n_points = sum(len(c.get_offsets()) for c in scattered) - len(product_results.FRONTIER)
     assert n_points == 23
-    assert [lg.get_title().get_text() for lg in fig.legends] == ["codec", "chunks"]
+    assert [lg.get_title().get_text() for lg in legends(fig)] == ["codec", "chunks"]
     assert any("64x32x32 / none / 64MiB" in t.get_text() for t in ax.texts)
+    # sizes on the axis as the commands write them: binary units, 3 significant digits
+    FigureCanvasAgg(fig).draw()
+    sizes = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert sizes and all(re.fullmatch(r"\d+(\.\d+)?(B|KiB|MiB|GiB)", t) for t in sizes), sizes
 
 
 def test_size_vs_read(ds: xr.Dataset) -> None:
@@ -183,7 +191,7 @@ def test_one_swept_parameter(ds: xr.Dataset, product_results) -> None:
     fig = throughput(one)
     (ax,) = fig.axes
     assert tick_labels(ax) == product_results.CODECS
-    assert not fig.legends
+    assert not legends(fig)
     assert len(errorbars(ax)) == 1
     assert set(all_figures(one)) >= {"write", "read-full", "size-vs-write", "heatmap-read"}
 
@@ -206,7 +214,7 @@ def test_missing_swept_attribute_falls_back_to_dims(ds: xr.Dataset, product_resu
     del ds.attrs["swept"]
     fig = throughput(ds)
     assert len(fig.axes) == len(product_results.CACHES)
-    assert fig.legends[0].get_title().get_text() == "codec"
+    assert legends(fig)[0].get_title().get_text() == "codec"
 
 
 def test_figures_save_as_png(ds: xr.Dataset, tmp_path) -> None:
@@ -239,8 +247,8 @@ def test_numeric_parameter_on_x(ds: xr.Dataset) -> None:
     levels = levels.assign_coords(level=[0, 1, 5, 9]).assign_attrs(swept="level chunk_cache")
     fig = throughput(levels)
     assert tick_labels(fig.axes[0]) == ["0", "1", "5", "9"]
-    assert fig.legends[0].get_title().get_text() == "chunk_cache"
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["1MiB", "64MiB"]
+    assert legends(fig)[0].get_title().get_text() == "chunk_cache"
+    assert [t.get_text() for t in legends(fig)[0].get_texts()] == ["1MiB", "64MiB"]
     assert fig.axes[0].get_xlabel() == "level"
 
 

@@ -13,6 +13,7 @@ from matplotlib.image import AxesImage
 from iotune.core.errors import ResultsError
 from iotune.plot import all_figures, fraction_of_limit, heatmap, notes
 from iotune.results.limit import attach_limit
+from tests.plot.figures import legends
 
 LIMIT = {"write_MiBps": 400.0, "read_MiBps": 800.0}
 
@@ -121,8 +122,8 @@ def test_fraction_of_limit_figure(ds: xr.Dataset, product_results) -> None:
     assert max(columns[0][:, 1]) == pytest.approx(360.0 / 400.0)
     assert max(columns[3][:, 1]) == pytest.approx(360.0 * 0.5 / 800.0)
     assert all(-0.5 < x < 0.5 for x in columns[0][:, 0])
-    assert fig.legends[0].get_title().get_text() == "codec"
-    assert len(fig.legends[0].get_texts()) == len(product_results.CODECS)
+    assert legends(fig)[0].get_title().get_text() == "codec"
+    assert len(legends(fig)[0].get_texts()) == len(product_results.CODECS)
 
 
 def test_without_a_limit_the_figure_is_skipped_with_a_note(ds: xr.Dataset) -> None:
