@@ -82,7 +82,7 @@ def fidelity_rows(path: Path, objectives: list[str], seeds: range, share: float)
                     **extra,
                 }
                 out = replay(grid, overrides)
-                pick = out.recommended
+                pick = out.leader
                 runs.append(
                     {
                         "value": values.get(pick.trial.id, 0.0) if pick is not None else 0.0,

@@ -63,7 +63,7 @@ def one(grid: Any, objective: str, strategy: str, seed: int, budget: str) -> dic
     sweep = grid_sweep(grid, overrides, "grid")
     start = time.perf_counter()
     outcome = replay_outcome(sweep, grid)
-    pick = outcome.recommended
+    pick = outcome.leader
     return {
         "trials": len(outcome.steps),
         "budget": outcome.budget,

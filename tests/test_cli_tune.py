@@ -127,3 +127,68 @@ def test_an_execution_flag_is_named_as_typed(command: str, capsys) -> None:
     assert capsys.readouterr().err.splitlines()[-1] == (
         "iotune: error: --scheduler: 'bogus' is not an address like tcp://host:8786"
     )
+
+
+#: a real search, measured in memory: quick enough for every test run
+TINY = {
+    "version": 1,
+    "name": "tiny-search",
+    "workload": {"shape": {"time": 8, "y": 32, "x": 32}, "dtype": "int16"},
+    "backend": "memory",
+    "parameters": {
+        "chunks": [[8, 32, 32], [1, 32, 32], [8, 8, 8], [2, 16, 16]],
+        "codec": ["none", "zlib", "blosc-lz4"],
+        "level": [1, 5],
+    },
+    "read": {"patterns": ["full"]},
+    "measure": {"repeats": 2, "cache": "warm", "fsync": False},
+    "search": {"strategy": "auto", "budget": 16, "objective": "write", "seed": 3},
+}
+
+
+def test_tune_and_recommend_name_the_same_configuration(tmp_path: Path, capsys) -> None:
+    """tune names what recommend picks from its results: the same ranking and tie-break,
+    and, where the leaders cannot be told apart, the same words saying so."""
+    import yaml
+
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(TINY))
+    out = tmp_path / "out"
+    assert main(["tune", str(tmp_path / "tiny.yaml"), "-o", str(out), "--no-progress"]) == 0
+    tuned = capsys.readouterr().out.splitlines()
+    assert main(["recommend", str(out), "--objective", "write"]) == 0
+    recommended = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    named = next(line for line in tuned if line.startswith("recommended for write: "))
+    winner = next(line for line in recommended if line.startswith("winner: "))
+    assert named.removeprefix("recommended for write: ") == winner.removeprefix("winner:").strip()
+    ties = [line for line in tuned if "cannot be told apart" in line]
+    assert ties == [line for line in recommended if "cannot be told apart" in line]
+    for line in ties:  # measured, so a tie may or may not happen; when it does, it is said so
+        assert line.endswith(
+            "configurations cannot be told apart (their repeats overlap); picked the smallest "
+            "stored size, then the fewest settings changed from the baseline"
+        )
+
+
+def test_tune_says_a_tie_was_broken_as_recommend_does(tmp_path: Path, capsys) -> None:
+    """A replayed grid where the two best overlap: tune names the smaller, and says why."""
+    from iotune.results.dataset import save
+    from tests.search.conftest import SMALL_SPACE, _synthetic, tied_grid
+
+    grid = save(tied_grid(_synthetic()(SMALL_SPACE, seed=1, noise=0.2)), tmp_path / "grid.nc")
+    out = tmp_path / "out"
+    args = ["tune", "--replay", str(grid), "--objective", "write", "--strategy", "grid"]
+    assert main([*args, "--budget", "30", "-o", str(out), "--no-progress"]) == 0
+    tie = (
+        "2 configurations cannot be told apart (their repeats overlap); picked the smallest "
+        "stored size, then the fewest settings changed from the baseline"
+    )
+    tuned = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(tuned) if line.startswith("recommended for"))
+    assert tuned[at : at + 2] == [
+        "recommended for write: chunks=4x64x64 codec=zlib chunk_cache=1MiB",
+        tie,
+    ]
+    assert main(["recommend", str(out), "--objective", "write"]) == 0
+    recommended = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    assert "winner:     chunks=4x64x64 codec=zlib chunk_cache=1MiB" in recommended
+    assert tie in recommended

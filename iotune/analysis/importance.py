@@ -8,6 +8,18 @@ configuration is among the best tenth: shares that add up to 100 %.  fANOVA
 (optuna's variance decomposition) needs scikit-learn, which iotune does not
 depend on; PED-ANOVA needs nothing beyond optuna and works from the few
 points a search visits.
+
+A parameter that a point did not apply (``level`` with codec ``none``: the backend
+records it as ``None`` in the point's effective settings, and the point's label
+leaves it out, :func:`iotune.results.labels.applied`) is left out of that point's
+trial: the search space is conditional.  Optuna's PED-ANOVA (Conditional PED-ANOVA,
+optuna 5) then splits the trials into the regime where the parameter is set and the
+one where it is not, gives the unset regime no importance and weighs the set one by
+its share of the best tenth.  So ``level`` gets a share only from how the points with
+a codec reach the best tenth, not from the ``none`` points, whose one stored level
+(the first) would otherwise look like a preference when ``none`` is the fastest.
+Giving every point every value (the old way) credited ``level`` with what ``codec``
+did.
 """
 
 from __future__ import annotations
@@ -16,11 +28,13 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from iotune.core.errors import RecommendError
 from iotune.core.extras import require
 from iotune.core.logs import quiet
-from iotune.results.objective import parse_objective
+from iotune.results.labels import applied
+from iotune.results.objective import Candidate, parse_objective
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -39,13 +53,22 @@ class Importance:
     points: int = 0
     method: str = METHOD
     note: str = ""
+    #: the parameters some points did not apply, with the points that did (their share's basis)
+    applied: dict[str, int] = field(default_factory=dict)
 
     def text(self) -> str:
-        """``what matters for read:timeseries (...): chunks 71 %, chunk_cache 3 %``."""
+        """``what matters for write: codec 80 %, level 0 % (12 points, level on the 9 it
+        applies to; ...)``."""
         if not self.shares:
             return f"what matters for {self.objective}: {self.note}"
         shown = ", ".join(f"{name} {share * 100:.0f} %" for name, share in self.shares.items())
-        return f"what matters for {self.objective}: {shown} ({self.points} points; {self.method})"
+        basis = "".join(
+            f", {name} on the {count} it applies to" for name, count in self.applied.items()
+        )
+        return (
+            f"what matters for {self.objective}: {shown} "
+            f"({self.points} points{basis}; {self.method})"
+        )
 
 
 def importance(
@@ -57,55 +80,63 @@ def importance(
     """Parameter importance of the results ``ds`` under an objective (as ``recommend``'s)."""
     if weights is None and "=" in str(objective or ""):
         objective, weights = None, objective
-    chosen = parse_objective(ds.iotune.metrics, objective, weights).weights or {}
+    goal = parse_objective(ds.iotune.metrics, objective, weights)
+    chosen = goal.weights or {}
     shown = ", ".join(f"{m}={w:g}" for m, w in chosen.items())
     name = next(iter(chosen)) if len(chosen) == 1 else shown
     params = [p for p in ds.iotune.swept if p != "fidelity"]  # the workload, not a knob
-    rows = [r for r in ds.iotune.points() if r.get("status", "ok") == "ok"]
-    if "fidelity" in ds.coords:  # cheap trials rank on their own scale: full size only
-        rows = [r for r in rows if float(r["fidelity"]) >= float(ds["fidelity"].max())]
-    scored = [(r, _score(r, chosen)) for r in rows]
-    scored = [(r, s) for r, s in scored if math.isfinite(s)]
-    varying = [p for p in params if len({str(r[p]) for r, _s in scored}) > 1]
-    if len(scored) < MIN_POINTS or not varying:
-        why = "too few successful points" if len(scored) < MIN_POINTS else "nothing varies"
-        return Importance(name, points=len(scored), note=why)
-    shares = _ped_anova(scored, varying)
-    return Importance(name, shares=shares, points=len(scored))
+    try:  # every successful point at full size with each metric (cheap trials rank apart)
+        cands = ds.iotune.rank_by(goal).candidates
+    except RecommendError:
+        cands = []
+    points = [_applied(c, params) for c in cands]
+    varying = [p for p in params if len({pt[p] for pt in points if p in pt}) > 1]
+    if len(cands) < MIN_POINTS or not varying:
+        why = "too few successful points" if len(cands) < MIN_POINTS else "nothing varies"
+        return Importance(name, points=len(cands), note=why)
+    scored = [(pt, math.log(c.score)) for pt, c in zip(points, cands, strict=True)]
+    counts = {p: sum(p in pt for pt in points) for p in varying}
+    return Importance(
+        name,
+        shares=_ped_anova(scored, varying),
+        points=len(cands),
+        applied={p: n for p, n in counts.items() if n < len(cands)},
+    )
 
 
-def _score(row: Mapping[str, Any], weights: Mapping[str, float]) -> float:
-    total, logs = sum(weights.values()), 0.0
-    for metric, weight in weights.items():
-        value = row.get(metric)
-        if value is None or not value > 0:
-            return math.nan
-        logs += weight * math.log(value)
-    return logs / total
+def _applied(cand: Candidate, params: list[str]) -> dict[str, str]:
+    """The point's values of ``params`` that it applied, as text (optuna's categories)."""
+    coords = {p: cand.coords[p] for p in params if p in cand.coords}
+    return {p: str(v) for p, v in applied(coords, cand.settings).items()}
 
 
-def _ped_anova(scored: list[tuple[Mapping[str, Any], float]], params: list[str]) -> dict:
+def _ped_anova(scored: list[tuple[dict[str, str], float]], params: list[str]) -> dict:
     require("optuna", extra="search", feature="parameter importance")
     import optuna
     from optuna.distributions import BaseDistribution, CategoricalDistribution
 
     dists: dict[str, BaseDistribution] = {
-        p: CategoricalDistribution(sorted({str(r[p]) for r, _s in scored})) for p in params
+        p: CategoricalDistribution(sorted({pt[p] for pt, _s in scored if p in pt})) for p in params
     }
     with quiet("optuna"):  # "A new study created in memory"
         study = optuna.create_study(direction="maximize")
     study.add_trials(
         [
             optuna.trial.create_trial(
-                params={p: str(r[p]) for p in params}, distributions=dists, value=score
+                # a trial holds only what its point applied: the space is conditional
+                params={p: pt[p] for p in params if p in pt},
+                distributions={p: dists[p] for p in params if p in pt},
+                value=score,
             )
-            for r, score in scored
+            for pt, score in scored
         ]
     )
-    with quiet("optuna"), warnings.catch_warnings():  # PED-ANOVA is "experimental" in optuna 5
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+    # PED-ANOVA is "experimental" in optuna 5, and warns of a regime with one point
+    # (a parameter applied once): warnings for the developer, not the user's terminal
+    with quiet("optuna"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         found = optuna.importance.get_param_importances(
-            study, evaluator=optuna.importance.PedAnovaImportanceEvaluator()
+            study, evaluator=optuna.importance.PedAnovaImportanceEvaluator(), params=params
         )
     total = sum(found.values())
     if not total > 0:

@@ -64,19 +64,3 @@ def hints_of(ds: xr.Dataset, settings: Mapping[str, Any]) -> dict[str, Any] | No
     if isinstance(value, Mapping):
         return dict(value)
     return dict(ds.iotune.hint_sets.get(str(value), {}))
-
-
-def empty_hint_sets(ds: xr.Dataset) -> list[str]:
-    """Names of hint sets that set nothing (the MPI library's defaults)."""
-    return [name for name, hints in ds.iotune.hint_sets.items() if not hints]
-
-
-def current_settings(ds: xr.Dataset) -> dict[str, Any]:
-    """The application's own settings (the spec's ``baseline``), ``{}`` when it has none."""
-    import json
-
-    try:
-        found = json.loads(str(ds.attrs.get("baseline") or "{}"))
-    except ValueError:
-        return {}
-    return found if isinstance(found, dict) else {}

@@ -19,19 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.analysis import exports
-from iotune.analysis.points import (
-    current_settings,
-    empty_hint_sets,
-    hints_of,
-    storage_of,
-    target_of,
-)
+from iotune.analysis.points import hints_of, storage_of, target_of
 from iotune.core.errors import RecommendError
 from iotune.model.objective import Objective
 from iotune.results import ties
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.batches import batches_of, loader_figures
-from iotune.results.objective import Candidate, compare
+from iotune.results.objective import Candidate
 from iotune.results.speedup import layouts, not_measured, vs_baselines
 from iotune.results.stats import ALPHA
 
@@ -48,14 +42,8 @@ __all__ = [
     "recommend_with",
 ]
 
-#: preferred baseline values per parameter, first match wins
-BASELINE = {
-    "chunks": ("contiguous", "auto"),
-    "codec": ("none",),
-    "shuffle": ("none",),
-    "shards": ("none",),
-    "hints": ("default",),
-}
+#: preferred baseline values per parameter, first match wins (:data:`iotune.results.ties.BASELINE`)
+BASELINE = ties.BASELINE
 
 
 @dataclass
@@ -97,7 +85,7 @@ class Recommendation:
     baselines_missing: list[str] = field(default_factory=list)
     #: the winner's median ``samples_per_s`` and ``first_batch_s`` (the batches pattern)
     batches: dict[str, float] = field(default_factory=dict)
-    #: the baseline is not beaten beyond noise: :class:`iotune.analysis.ties.Keep` as a
+    #: the baseline is not beaten beyond noise: :class:`iotune.results.ties.Keep` as a
     #: dict, and the line that says so first
     keep: dict[str, Any] = field(default_factory=dict)
     keep_text: str = ""
@@ -197,8 +185,9 @@ def recommend_with(
     ds = open_results(results) if isinstance(results, str | Path) else results
     ranking = ds.iotune.rank_by(objective)
     chosen, kept = ranking.objective.weights or {}, ranking.ranked
-    current = current_settings(ds)
-    winner, runner, sep, tie_note = _stable_pick(ranking, current or _defaults(ds))
+    current = ties.current_settings(ds)
+    chosen_pick = ties.stable_pick(ranking, ties.defaults_of(ds))
+    winner, runner, sep = chosen_pick.winner, chosen_pick.runner_up, chosen_pick.separation
     if current:
         baseline, note = _current(current, ranking.candidates)
     else:
@@ -228,7 +217,7 @@ def recommend_with(
         keep_text=kept_settings.text(winner.label, _objective_name(chosen))
         if kept_settings
         else "",
-        tie_note=tie_note,
+        tie_note=chosen_pick.note,
         separated=None if sep is None else sep.beats,
         separation="only one configuration met the constraints" if sep is None else sep.text,
         speedup=speedup,
@@ -252,48 +241,10 @@ def recommend_with(
     )
 
 
-def _stable_pick(
-    ranking: Any, defaults: Mapping[str, Any]
-) -> tuple[Candidate, Candidate | None, Any, str]:
-    """The winner among the leader's tie (:mod:`iotune.analysis.ties`), its runner-up,
-    their separation and the note that says a tie was broken (empty when there was none).
-    """
-    kept = ranking.ranked
-    winner = ties.pick(kept, defaults)
-    runner = next((c for c in kept if c is not winner), None)
-    group = ties.tied(kept)
-    if winner is kept[0] or runner is None:
-        sep = ranking.separation
-    else:  # the leader by noise gave way: test the pick against its own runner-up
-        sep = compare(winner, runner, ranking.objective.weights or {}, ranking.alpha)
-    note = ""
-    if len(group) > 1:
-        note = (
-            f"{len(group)} configurations cannot be told apart (their repeats overlap); "
-            f"picked {ties.TIE_BREAK}"
-        )
-    return winner, runner, sep, note
-
-
 def _objective_name(weights: Mapping[str, float]) -> str:
     if len(weights) == 1:
         return next(iter(weights))
     return ",".join(f"{m}={w:g}" for m, w in weights.items())
-
-
-def _defaults(ds: xr.Dataset) -> dict[str, Any]:
-    """The sweep's default values of the :data:`BASELINE` parameters it swept."""
-    found = {}
-    for dim, prefs in BASELINE.items():
-        if dim not in ds.dims:
-            continue
-        values = [plain(v) for v in ds[dim].values]
-        if dim == "hints":
-            prefs = (*prefs, *empty_hint_sets(ds))
-        value = next((p for p in prefs if p in values), None)
-        if value is not None:
-            found[dim] = value
-    return found
 
 
 def _repeats_used(cands: list[Candidate]) -> tuple[int, int] | None:
@@ -331,7 +282,7 @@ def _baseline(
             continue
         values = [plain(v) for v in ds[dim].values]
         if dim == "hints":
-            prefs = (*prefs, *empty_hint_sets(ds))
+            prefs = (*prefs, *ties.empty_hint_sets(ds))
         found = next((p for p in prefs if p in values), None)
         if found is None:
             missing.append(f"no {'/'.join(prefs)} {dim} in the sweep")

@@ -55,14 +55,22 @@ def point_label(
     """
     chosen = _layout(point)
     parts = []
-    for dim, value in coords.items():
-        if dim in settings and settings[dim] is None:
-            continue  # not applied here: level without a codec, a cache of no use
+    for dim, value in applied(coords, settings).items():
         shown = parameters.show(dim, value)
         if dim == "chunks" and shown in DERIVED and chosen and chosen != shown:
             shown = f"{shown} ({chosen})"
         parts.append(f"{dim}={shown}")
     return " ".join(parts) or "(single configuration)"
+
+
+def applied(coords: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The coordinates a point applied, in their order: those its settings do not mark ``None``.
+
+    A backend records a parameter it did not apply at a point (``level`` with codec
+    ``none``, a cache of no use) as ``None`` in the point's effective settings
+    (``ds.iotune.settings_of``); a coordinate the settings do not name counts as applied.
+    """
+    return {d: v for d, v in coords.items() if not (d in settings and settings[d] is None)}
 
 
 def _layout(point: xr.Dataset | None) -> str:

@@ -6,19 +6,40 @@ above the fastest of the other, on the objective's score) are a tie; among them 
 pick is the smallest stored size, then the fewest settings changed from the baseline,
 so the advice is the same every time.  When the baseline itself is in that tie, the
 answer is to keep it.
+
+The one rule for every command that names a configuration: ``recommend`` (and the
+report) ranks the results and calls :func:`stable_pick`; a search (``iotune tune``)
+calls :func:`pick_of` on the results it writes, so both name the same configuration
+with the same note (:attr:`Pick.note`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from iotune.results.objective import Candidate
+import iotune.results.accessor  # noqa: F401  (registers ds.iotune)
+from iotune.model.objective import Objective
+from iotune.results.labels import plain
+from iotune.results.objective import Candidate, Ranking, compare
 from iotune.results.speedup import ratio_interval
+from iotune.results.stats import Separation
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 #: how the pick among a tie is made, as the recommendation says it
 TIE_BREAK = "the smallest stored size, then the fewest settings changed from the baseline"
+#: preferred baseline values per parameter, first match wins
+BASELINE = {
+    "chunks": ("contiguous", "auto"),
+    "codec": ("none",),
+    "shuffle": ("none",),
+    "shards": ("none",),
+    "hints": ("default",),
+}
 
 
 def overlaps(a: Candidate, b: Candidate) -> bool:
@@ -42,6 +63,98 @@ def pick(ranked: Sequence[Candidate], defaults: Mapping[str, Any]) -> Candidate:
     group = tied(ranked)
     order = {id(c): i for i, c in enumerate(ranked)}
     return min(group, key=lambda c: (c.file_bytes, changed(c, defaults), order[id(c)]))
+
+
+@dataclass(frozen=True)
+class Pick:
+    """The configuration to name, its runner-up, their separation and the size of the tie."""
+
+    winner: Candidate
+    runner_up: Candidate | None
+    #: the winner against the runner-up (``None``: no runner-up)
+    separation: Separation | None
+    #: how many configurations cannot be told apart from the leader (1: no tie)
+    tied: int = 1
+
+    @property
+    def note(self) -> str:
+        """How a tie among the leaders was broken; empty when there was none."""
+        if self.tied < 2:
+            return ""
+        return (
+            f"{self.tied} configurations cannot be told apart (their repeats overlap); "
+            f"picked {TIE_BREAK}"
+        )
+
+
+def stable_pick(ranking: Ranking, defaults: Mapping[str, Any]) -> Pick:
+    """The :func:`pick` of a ranking, with its runner-up and their separation."""
+    kept = ranking.ranked
+    winner = pick(kept, defaults)
+    runner = next((c for c in kept if c is not winner), None)
+    if winner is kept[0] or runner is None:
+        sep = ranking.separation
+    else:  # the leader by noise gave way: test the pick against its own runner-up
+        sep = compare(winner, runner, ranking.objective.weights or {}, ranking.alpha)
+    return Pick(winner, runner, sep, len(tied(kept)))
+
+
+def pick_of(ds: xr.Dataset, objective: Objective) -> Pick:
+    """The :class:`Pick` of the results ``ds`` under ``objective`` (as ``recommend`` makes it).
+
+    Raises
+    ------
+    RecommendError
+        A metric the results do not have, or no configuration left.
+    """
+    return stable_pick(ds.iotune.rank_by(objective), defaults_of(ds))
+
+
+def current_settings(ds: xr.Dataset) -> dict[str, Any]:
+    """The application's own settings (the spec's ``baseline``), ``{}`` when it has none."""
+    try:
+        found = json.loads(str(ds.attrs.get("baseline") or "{}"))
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def empty_hint_sets(ds: xr.Dataset) -> list[str]:
+    """Names of hint sets that set nothing (the MPI library's defaults)."""
+    return [name for name, hints in ds.iotune.hint_sets.items() if not hints]
+
+
+def defaults_of(ds: xr.Dataset) -> dict[str, Any]:
+    """What "changed from the baseline" counts against: the application's own settings,
+    else the sweep's default value (:data:`BASELINE`) of each parameter it swept."""
+    current = current_settings(ds)
+    if current:
+        return current
+    found = {}
+    for dim, prefs in BASELINE.items():
+        values = swept_values(ds, dim)
+        if dim == "hints":
+            prefs = (*prefs, *empty_hint_sets(ds))
+        value = next((p for p in prefs if p in values), None)
+        if value is not None:
+            found[dim] = value
+    return found
+
+
+def swept_values(ds: xr.Dataset, dim: str) -> list[Any]:
+    """Every value of a swept parameter: a grid's dimension, or a search's space (visited
+    or not, from ``search_values``); empty when ``dim`` was not swept."""
+    if dim in ds.dims:
+        return [plain(v) for v in ds[dim].values]
+    if dim not in ds.iotune.swept:
+        return []
+    try:
+        space = json.loads(str(ds.attrs.get("search_values") or "{}"))
+    except ValueError:
+        space = {}
+    if dim in space:
+        return list(space[dim])
+    return [plain(v) for v in ds[dim].values]
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,12 @@ class Outcome:
         return sum(s.seconds for s in self.steps)
 
     @property
-    def recommended(self) -> Visit | None:
+    def leader(self) -> Visit | None:
+        """The search's running leader (:meth:`State.leader`: the best confirmed score).
+
+        Not the configuration ``tune`` names: that is the results' pick, ranked and
+        tie-broken as ``recommend`` does (:func:`iotune.search.results.search_dataset`).
+        """
         return self.state.leader()
 
     def policy_attrs(self) -> dict[str, Any]:

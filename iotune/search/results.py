@@ -11,8 +11,14 @@ pooled along ``repeat``.  On top (attribute ``layout: sparse``):
   ``trial``: the trials in the order asked, whether each explored or
   re-measured, its own score and which point led once it was told;
 - attributes ``search_strategy``, ``search_seed``, ``search_budget``,
-  ``search_objective``, ``search_recommended`` (JSON coordinates),
-  ``search_values`` (every value of each parameter, for densifying) and more.
+  ``search_objective``, ``search_values`` (every value of each parameter, for
+  densifying) and more;
+- the pick: ``search_recommended`` (JSON coordinates), ``search_recommended_label``
+  (as ``recommend`` labels it), ``search_recommended_trial`` and ``search_tie`` (how a
+  tie among the leaders was broken, empty without one).  It is what ``iotune
+  recommend`` picks from these results under the search's objective: the same
+  ranking and the same tie-break (:func:`iotune.results.ties.pick_of`), not the
+  search's running leader, which ranks by score alone.
 
 ``ds.iotune`` reads it like a grid; ``ds.iotune.dense()`` makes the grid of the
 visited values for plots.
@@ -26,9 +32,12 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from iotune.core.errors import RecommendError
+from iotune.model.objective import Objective
 from iotune.model.parameters import PARAMETERS
 from iotune.model.records import TrialResult
 from iotune.model.spec import Sweep
+from iotune.results import ties
 from iotune.results.dataset import to_dataset
 from iotune.runner.plan import GridPoint, Plan
 from iotune.search.outcome import Outcome
@@ -88,7 +97,37 @@ def search_dataset(
     )
     ds = ds.assign(_order(outcome))
     ds.attrs.update(_attrs(sweep, outcome, names))
+    ds.attrs.update(_pick(ds, outcome, visits))
     return ds
+
+
+def _pick(ds: xr.Dataset, outcome: Outcome, visits: list[Visit]) -> dict[str, str]:
+    """The pick's attributes: what ``recommend`` names from these results, and why."""
+    try:
+        found = ties.pick_of(ds, Objective.from_search(outcome.search))
+    except RecommendError:  # nothing succeeded, or nothing within the search's limits
+        return dict.fromkeys(PICK_ATTRS, "")
+    coords = found.winner.coords
+    trial = next((v.trial.id for v in visits if _plain(v.coords) == coords), "")
+    return {
+        "search_recommended": json.dumps(coords),
+        "search_recommended_label": found.winner.label,
+        "search_recommended_trial": trial,
+        "search_tie": found.note,
+    }
+
+
+#: the attributes :func:`_pick` sets
+PICK_ATTRS = (
+    "search_recommended",
+    "search_recommended_label",
+    "search_recommended_trial",
+    "search_tie",
+)
+
+
+def _plain(coords: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _json(v) for k, v in coords.items()}
 
 
 def _trials(visits: list[Visit]) -> tuple:
@@ -132,7 +171,6 @@ def _order(outcome: Outcome) -> dict[str, Any]:
 
 def _attrs(sweep: Sweep, outcome: Outcome, names: list[str]) -> dict[str, Any]:
     search = outcome.search
-    best = outcome.recommended
     space = Space(sweep)
     values = {d.name: [_json(v) for v in d.labels] for d in space.dims}
     if space.rungs:
@@ -158,10 +196,6 @@ def _attrs(sweep: Sweep, outcome: Outcome, names: list[str]) -> dict[str, Any]:
         "search_space_size": outcome.space_size,
         "search_applicable": outcome.applicable,
         "search_values": json.dumps(values),
-        "search_recommended": json.dumps({k: _json(v) for k, v in best.coords.items()})
-        if best is not None
-        else "",
-        "search_recommended_trial": best.trial.id if best is not None else "",
     }
 
 

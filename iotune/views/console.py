@@ -265,13 +265,17 @@ def search_text(ds: xr.Dataset) -> str:
         if ok:  # measured, but none within max_size, max_ratio_loss or the error limits
             return f"{head}\nno measured configuration met the constraints ({ok} succeeded)"
         return f"{head}\nno configuration succeeded"
-    import json
+    shown = str(attrs.get("search_recommended_label") or "")
+    if not shown:  # results of earlier releases: the coordinates as they are
+        import json
 
-    from iotune.model.parameters import show
+        from iotune.model.parameters import show
 
-    coords = json.loads(pick)
-    shown = " ".join(f"{k}={show(k, v)}" for k, v in coords.items())
-    return f"{head}\nrecommended for {attrs.get('search_objective')}: {shown}"
+        coords = json.loads(pick)
+        shown = " ".join(f"{k}={show(k, v)}" for k, v in coords.items())
+    text = f"{head}\nrecommended for {attrs.get('search_objective')}: {shown}"
+    tie = str(attrs.get("search_tie") or "")
+    return f"{text}\n{tie}" if tie else text
 
 
 def _duration(seconds: float) -> str:

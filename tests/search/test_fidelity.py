@@ -58,7 +58,7 @@ def test_new_configurations_start_cheap_and_only_full_size_is_picked(rungs_grid)
         if step.kind == "promote":  # measured cheap first, and among the best there
             cheap = [v for v in out.state.visits.values() if v.config == step.visit.config]
             assert any(v.fidelity == 0.25 and v.ok for v in cheap)
-    assert out.recommended is not None and out.recommended.fidelity == 1.0
+    assert out.leader is not None and out.leader.fidelity == 1.0
     assert not out.ladder.fallback and out.ladder.correlation[0.25][1] >= 2
 
 
@@ -234,5 +234,5 @@ def test_a_time_budget_ends_when_every_trial_fails_at_once(small_grid, caplog) -
     broken["status"] = broken["status"].where(broken["status"] != "ok", "failed")
     broken["trial_s"] = broken["trial_s"] * np.nan
     out = search(broken, search__budget="1h")
-    assert out.recommended is None and out.seconds == 0
+    assert out.leader is None and out.seconds == 0
     assert "cost no time (every trial failing): stopping" in caplog.text

@@ -10,7 +10,7 @@ from tests.search.conftest import replayed_search
 
 def test_the_pick_is_measured_confirm_times(small_grid) -> None:
     out = replayed_search(small_grid, search__budget=14, search__seed=2).run()
-    assert out.recommended is not None and out.recommended.measured >= CONFIRM
+    assert out.leader is not None and out.leader.measured >= CONFIRM
     remeasured = [s for s in out.steps if s.kind == "remeasure"]
     assert remeasured and all(s.id.count(".") == 1 for s in remeasured)  # "<trial>.2" ...
 
@@ -47,4 +47,4 @@ def test_a_time_budget_with_nothing_left_to_learn_is_kept(small_grid) -> None:
     out = replayed_search(small_grid, search__budget=f"{10 * total}s", search__seed=3).run()
     assert len(out.state.visits) == 24  # every configuration measured
     assert out.spent < total  # the race settled: the rest of the machine's time is kept
-    assert out.recommended is not None and out.recommended.measured >= CONFIRM
+    assert out.leader is not None and out.leader.measured >= CONFIRM

@@ -51,7 +51,7 @@ def test_the_budget_counts_every_trial(small_grid, strategy: str) -> None:
     again = [s for s in found.steps if s.kind == "remeasure"]
     assert len(found.state.visits) == 10 - len(again)
     assert len({s.id for s in found.steps}) == 10  # each measurement its own id
-    assert found.recommended is not None
+    assert found.leader is not None
 
 
 def test_a_fraction_of_the_applicable_points(grid150) -> None:
@@ -70,14 +70,19 @@ def test_seeded_and_reproducible(small_grid) -> None:
 def test_the_pick_is_what_recommend_picks(small_grid) -> None:
     sweep = grid_sweep(small_grid, {"search.budget": 12, "search.objective": "write"}, "grid")
     ds = replay_search(sweep, small_grid)
-    best = ds.iotune.best("write")
-    assert best.coords == json.loads(ds.attrs["search_recommended"])
-    assert ds.attrs["search_recommended_trial"] in ds["trial_id"].values.tolist()
+    from iotune.analysis.recommend import recommend
+
+    rec = recommend(ds, objective="write")
+    assert rec.winner.coords == json.loads(ds.attrs["search_recommended"])
+    assert rec.winner.label == ds.attrs["search_recommended_label"]
+    assert rec.tie_note == ds.attrs["search_tie"]
+    at = ds["trial_id"].values.tolist().index(ds.attrs["search_recommended_trial"])
+    assert {n: ds[n].values[at].item() for n in rec.winner.coords} == rec.winner.coords
 
 
 def test_re_measures_the_leader_before_recommending(grid150) -> None:
     found = outcome(grid150, budget=30, objective="write", seed=2)
-    assert found.recommended.measured >= CONFIRM
+    assert found.leader.measured >= CONFIRM
     assert any(s.kind == "remeasure" for s in found.steps)
     plain = outcome(grid150, budget=30, objective="write", seed=2, remeasure=0)
     assert all(s.kind == "explore" for s in plain.steps)

@@ -43,8 +43,10 @@ def test_round_trip_and_the_accessor(searched, tmp_path) -> None:
     assert len(rows) == ds.sizes["point"]
     assert set(rows[0]) >= {"chunks", "codec", "chunk_cache", "write", "read:timeseries"}
     assert ds.iotune.counts() == {"ok": ds.sizes["point"]}
-    best = ds.iotune.best("read:timeseries")
-    assert best.coords == json.loads(ds.attrs["search_recommended"])
+    from iotune.analysis.recommend import recommend
+
+    picked = recommend(ds, objective="read:timeseries", importance=False).winner
+    assert picked.coords == json.loads(ds.attrs["search_recommended"])
     assert ds.attrs["search_strategy"] == "auto" and ds.attrs["search_seed"] == 2
     order = ds["search_point"].values
     assert order[0] == 0 and set(order) == set(range(ds.sizes["point"]))
@@ -74,3 +76,29 @@ def test_figures_of_a_search(searched, small_grid) -> None:
     fig = plot.convergence(searched, small_grid)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "grid's best" in labels and "pick so far: its grid median" in labels
+
+
+def test_the_pick_breaks_a_tie_as_recommend_does_where_the_leader_would_not(small_grid) -> None:
+    """Two configurations whose repeats overlap: the search's running leader (the best
+    median) stores twice as much as the other; tune names the smaller, as recommend does,
+    and says why."""
+    from iotune.analysis.recommend import recommend
+    from iotune.app.tuning import replay_outcome
+    from iotune.search.results import search_dataset
+    from tests.search.conftest import TIED_BIG as big
+    from tests.search.conftest import TIED_SMALL as small
+    from tests.search.conftest import tied_grid
+
+    grid = tied_grid(small_grid)
+    overrides = {"search.budget": 30, "search.objective": "write", "search.strategy": "grid"}
+    sweep = grid_sweep(grid, overrides, "grid")
+    outcome = replay_outcome(sweep, grid)
+    ds = search_dataset(sweep, outcome)
+    assert outcome.leader is not None and outcome.leader.coords == big  # what tune named before
+    assert json.loads(ds.attrs["search_recommended"]) == small
+    assert ds.attrs["search_recommended_label"] == "chunks=4x64x64 codec=zlib chunk_cache=1MiB"
+    assert ds.attrs["search_tie"] == (
+        "2 configurations cannot be told apart (their repeats overlap); picked the smallest "
+        "stored size, then the fewest settings changed from the baseline"
+    )
+    assert recommend(ds, objective="write", importance=False).winner.coords == small

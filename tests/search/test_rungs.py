@@ -64,7 +64,7 @@ def test_it_explores_cheap_then_climbs_the_best_first(rungs_grid) -> None:
     for step in out.steps:
         if step.kind in ("promote", "control"):
             assert step.visit.fidelity == 1.0
-    assert out.recommended is not None and out.recommended.fidelity == 1.0
+    assert out.leader is not None and out.leader.fidelity == 1.0
 
 
 def test_every_other_extra_climb_is_a_control_from_the_lower_half(rungs_grid) -> None:
@@ -84,7 +84,7 @@ def test_without_it_nothing_climbs(rungs_grid) -> None:
         policies=[EarlyStopping(enabled=True, repeats=5), Racing()],
     ).run()
     assert {s.visit.fidelity for s in out.steps} == {0.25}
-    assert out.recommended is None  # only full size is ever recommended
+    assert out.leader is None  # only full size is ever recommended
 
 
 def test_it_records_the_rungs_and_their_correlation(rungs_grid) -> None:

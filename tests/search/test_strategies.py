@@ -26,7 +26,7 @@ def picks(grid, objective: str, strategy: str, seeds: range) -> list[float]:
             "search.seed": seed,
         }
         outcome = replay_outcome(grid_sweep(grid, overrides, "grid"), grid)
-        found.append(truth[outcome.recommended.trial.id])
+        found.append(truth[outcome.leader.trial.id])
     return found
 
 
