@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.analysis import exports
+from iotune.analysis.cost import whole_cost
 from iotune.analysis.points import (
     current_settings,
     empty_hint_sets,
@@ -103,6 +104,10 @@ class Recommendation:
     keep_text: str = ""
     #: how a tie among the leaders was broken (empty: no tie)
     tie_note: str = ""
+    #: the pick's whole cost: what it is compared with (empty: nothing measured to compare
+    #: with) and its speedup rows on every metric (:mod:`iotune.analysis.cost`)
+    cost_against: str = ""
+    cost: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -216,7 +221,12 @@ def recommend_with(
         speedup = {m: winner.median[m] / baseline.median[m] for m in chosen}
         speedup["score"] = winner.score / baseline.score
     found = _importance(ds, chosen) if importance else None
+    against, cost = whole_cost(
+        ds, winner, baseline, current=bool(current), named=speedups, layouts=layouts(ds)
+    )
     return Recommendation(
+        cost_against=against,
+        cost=cost,
         importance=found.shares if found else {},
         importance_text=found.text() if found else "",
         weights=chosen,

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import xarray as xr
 
     from iotune.backends.base import Backend
+    from iotune.model.objective import Objective
     from iotune.runner.plan import Plan
 
 
@@ -92,10 +93,40 @@ def results_text(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str
 
 
 def best_text(ds: xr.Dataset) -> str:
-    """The best configuration per metric (median over repeats), then its speedup over baselines."""
+    """The pick with its whole cost, the best configuration per metric (median over
+    repeats), then each one's speedup over the baselines.
+    """
     from iotune.results import summary
 
-    return "\n".join([summary.format_best(ds), *baselines_lines(ds)])
+    return "\n".join([*pick_lines(ds), summary.format_best(ds), *baselines_lines(ds)])
+
+
+def pick_lines(ds: xr.Dataset) -> list[str]:
+    """What ``iotune recommend`` says first, in a few lines (its default objective).
+
+    "keep your settings" when that is the answer, the tie and its tie-break, and the
+    pick against what you have on every metric and the stored size
+    (:func:`iotune.analysis.report.render_summary`); empty when nothing succeeded.
+    """
+    from iotune.analysis.recommend import recommend_with
+    from iotune.analysis.report import render_summary
+    from iotune.core.errors import RecommendError
+
+    try:
+        rec = recommend_with(ds, _objective_of(ds), importance=False)
+    except RecommendError:  # no successful trial: the table says why
+        return []
+    return render_summary(rec)
+
+
+def _objective_of(ds: xr.Dataset) -> Objective:
+    """The search's own objective for a search's results, else recommend's default."""
+    from iotune.model.objective import Objective
+
+    chosen = str(ds.attrs.get("search_objective", ""))
+    if not chosen or chosen.startswith("default"):
+        return Objective()
+    return Objective.parse(weights=chosen) if "=" in chosen else Objective.parse(chosen)
 
 
 def baselines_lines(ds: xr.Dataset) -> list[str]:
