@@ -143,6 +143,13 @@ def render_summary(rec: Recommendation, *, width: int = WIDTH) -> list[str]:
     if rec.cost:
         head = f"  against {rec.cost_against}, 95% intervals:"
         lines += pack(head, cost_items(rec.cost), indent="    ", width=width)
+    elif rec.cost_against and not rec.keep_text:  # keep_text said it: the best measured
+        lines += textwrap.wrap(
+            f"the pick is {rec.cost_against} itself: nothing to gain",
+            width=width,
+            initial_indent="  ",
+            subsequent_indent="    ",
+        )
     lines.append(f"  (more: iotune recommend {flag})")
     return lines
 

@@ -120,14 +120,13 @@ def vs_point(
     """
     grid = ds.iotune.dense()  # a search's visited points as a grid: selected like one
     here, there = grid.sel(dict(coords)), grid.sel(dict(base))
-    size = math.nan
-    if "file_bytes" in grid:
-        size = float(here["file_bytes"].values) / float(there["file_bytes"].values)
+    size = _one(here, "file_bytes") / _one(there, "file_bytes")
     found = []
     for metric in ds.iotune.metrics:
-        speed, low, high = ratio_interval(
-            here.iotune.metric(metric).values, there.iotune.metric(metric).values
-        )
+        best, theirs = here.iotune.metric(metric), there.iotune.metric(metric)
+        if best.size != best.sizes.get("repeat", 1) or theirs.size != theirs.sizes.get("repeat", 1):
+            continue  # not one point: a dimension the sweep did not name (never pooled)
+        speed, low, high = ratio_interval(best.values.ravel(), theirs.values.ravel())
         if math.isnan(speed):  # a pattern one of them did not measure
             continue
         pattern = WRITE if metric == WRITE else metric.removeprefix("read:")
@@ -142,6 +141,14 @@ def vs_point(
             }
         )
     return found
+
+
+def _one(point: xr.Dataset, name: str) -> float:
+    """The single value of ``name`` at a point (NaN: not recorded, or not one value)."""
+    if name not in point:
+        return math.nan
+    values = point[name].values.ravel()
+    return float(values[0]) if values.size == 1 else math.nan
 
 
 def each_best(ds: xr.Dataset) -> dict[str, dict[str, Any]]:

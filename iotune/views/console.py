@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import xarray as xr
 
+    from iotune.analysis.recommend import Recommendation
     from iotune.backends.base import Backend
     from iotune.model.objective import Objective
     from iotune.runner.plan import Plan
@@ -108,15 +109,33 @@ def pick_lines(ds: xr.Dataset) -> list[str]:
     pick against what you have on every metric and the stored size
     (:func:`iotune.analysis.report.render_summary`); empty when nothing succeeded.
     """
-    from iotune.analysis.recommend import recommend_with
     from iotune.analysis.report import render_summary
+
+    rec = pick(ds)
+    return [] if rec is None else render_summary(rec)
+
+
+def pick_dict(ds: xr.Dataset) -> dict[str, Any]:
+    """:func:`pick_lines` for scripts: the objective, the pick, "keep", the tie and the cost."""
+    rec = pick(ds)
+    if rec is None:
+        return {}
+    found = rec.to_dict()
+    keys = ("weights", "keep", "keep_text", "tie_note", "cost_against", "cost")
+    return {"winner": rec.winner.label, **{k: found[k] for k in keys}}
+
+
+def pick(ds: xr.Dataset) -> Recommendation | None:
+    """``iotune recommend``'s recommendation under its default objective (a search: its
+    own), without importance; None when no trial succeeded.
+    """
+    from iotune.analysis.recommend import recommend_with
     from iotune.core.errors import RecommendError
 
     try:
-        rec = recommend_with(ds, _objective_of(ds), importance=False)
+        return recommend_with(ds, _objective_of(ds), importance=False)
     except RecommendError:  # no successful trial: the table says why
-        return []
-    return render_summary(rec)
+        return None
 
 
 def _objective_of(ds: xr.Dataset) -> Objective:
