@@ -9,6 +9,7 @@ with its bootstrap interval); :func:`cost_items` says them the one way every out
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -91,9 +92,12 @@ POINTS = ("current", "baseline")
 def pack(head: str, items: Sequence[str], *, indent: str, width: int) -> list[str]:
     """``head`` then ``items`` joined by commas, in lines of at most ``width`` characters.
 
-    An item is never split (``read:spatial 0.549x [0.522x to 0.596x]`` stays whole).
+    An item is never split (``read:spatial 0.549x [0.522x to 0.596x]`` stays whole);
+    a head too long for one line is wrapped.
     """
-    lines, line = [], head
+    lead = head[: len(head) - len(head.lstrip())]
+    lines = textwrap.wrap(head.lstrip(), width=width, initial_indent=lead, subsequent_indent=indent)
+    line = lines.pop() if lines else ""
     for i, item in enumerate(items):
         piece = item + ("," if i < len(items) - 1 else "")
         if line.strip() and len(line) + 1 + len(piece) > width:
