@@ -63,12 +63,16 @@ ds = iotune.run(sweep, out=out, overwrite=True)
 ds
 
 # %% [markdown]
-# The best configuration per metric (median of repeats), and the whole grid:
+# What `iotune recommend` says first: the pick (or "keep your settings" when nothing beats
+# them beyond noise), a tie and how it was broken, and the pick's cost on every metric and
+# on stored size against the baseline, with intervals. Then the best configuration per
+# metric (median of repeats), and the whole grid:
 
 # %%
+from iotune.app import api
 from iotune.results import summary
 
-print(summary.format_best(ds))
+print(api.best_text(ds))
 print(summary.table(ds))
 
 # %% [markdown]
@@ -76,8 +80,6 @@ print(summary.table(ds))
 
 # %%
 from IPython.display import Image, display
-
-from iotune.app import api
 
 for path in api.save_plots(ds, out):
     if path.stem in ("write", "read-timeseries", "size-vs-write"):

@@ -92,6 +92,11 @@ def test_show_and_plot_give_the_speedups(sweep) -> None:
     shown = iotune("show", "out", cwd=tmp)
     assert shown.returncode == 0, shown.stderr
     assert "dask-auto (chunks=16x64x64 codec=zlib)" in shown.stdout
+    # the pick's whole cost against what you get anyway: the library's default layout
+    pick = shown.stdout.split("(throughput in MiB/s")[1].split("best configuration")[0]
+    against = next(x for x in pick.splitlines() if x.startswith("  against "))
+    assert against.startswith("  against library (chunks=") and "95% intervals: write " in against
+    assert all(f" {metric} " in pick for metric in ("read:full", "read:timeseries", "size"))
     plotted = iotune("plot", "out", "-o", "figures", cwd=tmp)
     assert plotted.returncode == 0, plotted.stderr
     assert (tmp / "figures" / "vs-baselines.png").stat().st_size > 0

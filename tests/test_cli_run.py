@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -407,3 +408,24 @@ def test_a_swept_value_that_applies_nowhere_is_named_once_with_why(tmp_path):
     (named,) = json.loads(as_json)["applies_nowhere"]
     assert named["parameter"] == "shuffle" and named["value"] == "bit"
     assert said[0] == f"shuffle=bit: applies nowhere: {named['reason']}"
+
+
+def test_run_and_show_say_the_pick_with_its_cost_the_same_way(make_spec, tmp_path):
+    """What recommend says first, after the counts of run and after the table of show."""
+    spec = make_spec({"measure": {"repeats": 2}, "baselines": ["library"]})
+    ran = iotune("run", spec, "-o", tmp_path / "out", "--no-progress", check=True).stdout
+    lines = ran.splitlines()
+    pick = lines[1 : lines.index("best configuration (median of repeats):")]
+    assert pick[0].startswith(("recommended for read:timeseries: ", "keep your settings (library"))
+    head = next(x for x in pick if x.startswith("  against "))
+    assert head.startswith("  against library (chunks=contiguous codec=none), 95% intervals: ")
+    said = " ".join(x.strip() for x in pick)
+    for metric in ("write", "read:full", "read:spatial", "read:timeseries"):
+        assert re.search(rf" {metric} [\d.]+x \[[\d.]+x to [\d.]+x\]", said), metric
+    assert re.search(r" size [\d.]+x$", said.removesuffix(pick[-1].strip()).strip())
+    assert pick[-1] == "  (more: iotune recommend --objective read:timeseries)"
+    assert max(map(len, pick)) <= 100
+    shown = iotune("show", tmp_path / "out", check=True).stdout
+    assert "\n".join(pick) in shown
+    first = iotune("recommend", tmp_path / "out", check=True).stdout.splitlines()[0]
+    assert pick[0].startswith("recommended") or said.startswith(first)

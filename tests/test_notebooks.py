@@ -212,6 +212,20 @@ def test_cli_runs_a_batch_job_into_one_folder(tmp_path: Path, capsys) -> None:
     assert list(ds["codec"].values) == ["none"]
     assert ds.sizes["repeat"] == 1
     assert "with overrides" in ds.attrs["spec"]
+    # the summary says what recommend says first: here one point against the library's layout
+    printed = next(
+        o["text"] for c in executed.cells for o in c.get("outputs", []) if "best_text" in c.source
+    )
+    lines = printed.splitlines()
+    assert lines[0].startswith(("recommended for read:timeseries: ", "keep your settings (library"))
+    said = " ".join(x.strip() for x in lines)  # wrapped at 100 characters
+    assert lines[0] == "recommended for read:timeseries: chunks=8x16x16 codec=none" or (
+        "the best measured, chunks=8x16x16 codec=none, is not better beyond noise" in said
+    )
+    against = next(i for i, x in enumerate(lines) if x.startswith("  against library (chunks="))
+    assert "95% intervals: write " in lines[against] and " size " in said
+    more = lines.index("  (more: iotune recommend --objective read:timeseries)")
+    assert lines[more + 1] == "best configuration (median of repeats):"
 
 
 @pytest.mark.slow

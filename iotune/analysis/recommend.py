@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.analysis import exports
+from iotune.analysis.cost import whole_cost
 from iotune.analysis.points import hints_of, storage_of, target_of
 from iotune.core.errors import RecommendError
 from iotune.model.objective import Objective
@@ -91,6 +92,10 @@ class Recommendation:
     keep_text: str = ""
     #: how a tie among the leaders was broken (empty: no tie)
     tie_note: str = ""
+    #: the pick's whole cost: what it is compared with (empty: nothing measured to compare
+    #: with) and its speedup rows on every metric (:mod:`iotune.analysis.cost`)
+    cost_against: str = ""
+    cost: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -205,7 +210,12 @@ def recommend_with(
         speedup = {m: winner.median[m] / baseline.median[m] for m in chosen}
         speedup["score"] = winner.score / baseline.score
     found = _importance(ds, chosen) if importance else None
+    against, cost = whole_cost(
+        ds, winner, baseline, current=bool(current), named=speedups, layouts=layouts(ds)
+    )
     return Recommendation(
+        cost_against=against,
+        cost=cost,
         importance=found.shares if found else {},
         importance_text=found.text() if found else "",
         weights=chosen,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import TYPE_CHECKING
 
+from iotune.analysis.cost import POINTS, cost_items, pack
 from iotune.backends.layout_exports import PLUGIN_NOTE
 from iotune.core.units import format_number, format_size
 from iotune.results.speedup import speedup_text
@@ -14,6 +16,8 @@ if TYPE_CHECKING:
     from iotune.results.objective import Candidate
 
 FORMATS = ("text", "json")
+#: the longest line of :func:`render_summary`
+WIDTH = 100
 
 
 _TITLES = {
@@ -89,6 +93,12 @@ def render_text(rec: Recommendation) -> str:
     if rec.tie_note:
         lines.append(f"  {rec.tie_note}")
     lines += _baseline_lines(rec)
+    if rec.cost and rec.cost[0]["baseline"] in POINTS:  # named baselines: in full below
+        lines.append(
+            f"the winner against {rec.cost_against}, every metric "
+            "(median MiB/s ratio, 95% bootstrap interval):"
+        )
+        lines += pack("", cost_items(rec.cost), indent="  ", width=WIDTH)
     lines += speedup_text(
         rec.vs_baselines,
         layouts=rec.baseline_layouts,
@@ -108,6 +118,40 @@ def render_text(rec: Recommendation) -> str:
     ):
         lines.append(f"  note: {PLUGIN_NOTE}")
     return "\n".join(lines)
+
+
+def render_summary(rec: Recommendation, *, width: int = WIDTH) -> list[str]:
+    """The recommendation in a few lines, as ``show``, ``run`` and the notebooks print it.
+
+    What :func:`render_text` says first, in its words: "keep your settings" when that
+    is the answer, else the pick; the tie and its tie-break; the pick's whole cost
+    against what you have (every metric and the stored size, with intervals).
+    """
+    if len(rec.weights) == 1:
+        objective = next(iter(rec.weights))
+        flag = f"--objective {objective}"
+    else:
+        objective = ",".join(f"{m}={w:g}" for m, w in rec.weights.items())
+        flag = f"--weights {objective}"
+    said = rec.keep_text or f"recommended for {objective}: {rec.winner.label}"
+    lines = textwrap.wrap(said, width=width, subsequent_indent="    ")
+    notes = [rec.tie_note] if rec.tie_note else []
+    if not rec.cost_against:  # nothing measured to compare with: say why
+        notes.append(rec.baseline_note)
+    for note in notes:
+        lines += textwrap.wrap(note, width=width, initial_indent="  ", subsequent_indent="    ")
+    if rec.cost:
+        head = f"  against {rec.cost_against}, 95% intervals:"
+        lines += pack(head, cost_items(rec.cost), indent="    ", width=width)
+    elif rec.cost_against and not rec.keep_text:  # keep_text said it: the best measured
+        lines += textwrap.wrap(
+            f"the pick is {rec.cost_against} itself: nothing to gain",
+            width=width,
+            initial_indent="  ",
+            subsequent_indent="    ",
+        )
+    lines.append(f"  (more: iotune recommend {flag})")
+    return lines
 
 
 def _candidate_lines(role: str, cand: Candidate) -> list[str]:

@@ -214,6 +214,7 @@ def show(args: argparse.Namespace) -> int:
             "counts": ds.iotune.counts(),
             "points": ds.iotune.points(include_not_applicable=args.all),
             "best": summary.best(ds),
+            "recommended": api.pick_dict(ds),
             **({"dask_chunks_split": splits} if (splits := summary.dask_splits(ds)) else {}),
         }
     )

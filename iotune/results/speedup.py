@@ -109,6 +109,48 @@ def vs_baselines(ds: xr.Dataset, chosen: Mapping[str, Mapping[str, Any]]) -> lis
     return found
 
 
+def vs_point(
+    ds: xr.Dataset, coords: Mapping[str, Any], base: Mapping[str, Any], *, label: str
+) -> list[dict[str, Any]]:
+    """The speedup of one measured point over another of the sweep, on every metric.
+
+    The rows of :func:`vs_baselines` (``baseline`` is ``label``), for the write and
+    each read pattern both points measured: the pick's whole cost against a grid
+    point (the sweep's baseline, or the application's own settings).
+    """
+    grid = ds.iotune.dense()  # a search's visited points as a grid: selected like one
+    here, there = grid.sel(dict(coords)), grid.sel(dict(base))
+    size = _one(here, "file_bytes") / _one(there, "file_bytes")
+    found = []
+    for metric in ds.iotune.metrics:
+        best, theirs = here.iotune.metric(metric), there.iotune.metric(metric)
+        if best.size != best.sizes.get("repeat", 1) or theirs.size != theirs.sizes.get("repeat", 1):
+            continue  # not one point: a dimension the sweep did not name (never pooled)
+        speed, low, high = ratio_interval(best.values.ravel(), theirs.values.ravel())
+        if math.isnan(speed):  # a pattern one of them did not measure
+            continue
+        pattern = WRITE if metric == WRITE else metric.removeprefix("read:")
+        found.append(
+            {
+                "baseline": label,
+                "pattern": pattern,
+                "speedup": speed,
+                "low": low,
+                "high": high,
+                "size_ratio": size,
+            }
+        )
+    return found
+
+
+def _one(point: xr.Dataset, name: str) -> float:
+    """The single value of ``name`` at a point (NaN: not recorded, or not one value)."""
+    if name not in point:
+        return math.nan
+    values = point[name].values.ravel()
+    return float(values[0]) if values.size == 1 else math.nan
+
+
 def each_best(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
     """Per read pattern, the coordinates of its best configuration (none for a failed pattern)."""
     from iotune.core.errors import RecommendError
@@ -174,19 +216,21 @@ def speedup_text(
             verb = "writes" if r["pattern"] == WRITE else "reads"
             beaten = f"  the baseline {verb} faster" if r["high"] < 1 else ""
             lines.append(
-                f"    {_metric(r['pattern']):<19} {_times(r['speedup']):>8}  "
-                f"[{_times(r['low'])} to {_times(r['high'])}]  size {_times(r['size_ratio'])}"
+                f"    {metric_name(r['pattern']):<19} {times(r['speedup']):>8}  "
+                f"[{times(r['low'])} to {times(r['high'])}]  size {times(r['size_ratio'])}"
                 f"{beaten}"
             )
     lines += [f"  not measured: {line}" for line in missing]
     return lines
 
 
-def _times(value: float) -> str:
+def times(value: float) -> str:
+    """A speedup or size ratio as ``1.23x`` (three significant digits; ``?`` when unknown)."""
     if not math.isfinite(value):
         return "?"
     return f"{value:.3g}x"
 
 
-def _metric(pattern: str) -> str:
+def metric_name(pattern: str) -> str:
+    """The metric a row's ``pattern`` is: ``write``, else ``read:<pattern>``."""
     return pattern if pattern == WRITE else f"read:{pattern}"

@@ -189,13 +189,15 @@ def keep(
     *,
     noise: float | None = None,
 ) -> Keep | None:
-    """A :class:`Keep` when ``baseline`` is tied with ``winner``, else None.
+    """A :class:`Keep` when ``baseline`` is ``winner`` or tied with it, else None.
 
     Tied: their repeats overlap (:func:`overlaps`), or the speedup is within the run's
     noise floor of the objective (``noise``, relative; measured by the noise probes).
     """
-    if baseline is None or baseline.coords == winner.coords:
+    if baseline is None:
         return None
+    if baseline.coords == winner.coords:  # your settings are the best measured: keep them
+        return Keep(baseline.label, 1.0, 1.0, 1.0)
     if len(weights) == 1:
         metric = next(iter(weights))
         x, y = winner.repeats.get(metric, []), baseline.repeats.get(metric, [])

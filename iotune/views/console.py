@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import xarray as xr
 
+    from iotune.analysis.recommend import Recommendation
     from iotune.backends.base import Backend
+    from iotune.model.objective import Objective
     from iotune.results.summary import Nowhere
     from iotune.runner.plan import Plan
 
@@ -110,10 +112,58 @@ def results_text(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str
 
 
 def best_text(ds: xr.Dataset) -> str:
-    """The best configuration per metric (median over repeats), then its speedup over baselines."""
+    """The pick with its whole cost, the best configuration per metric (median over
+    repeats), then each one's speedup over the baselines.
+    """
     from iotune.results import summary
 
-    return "\n".join([summary.format_best(ds), *baselines_lines(ds)])
+    return "\n".join([*pick_lines(ds), summary.format_best(ds), *baselines_lines(ds)])
+
+
+def pick_lines(ds: xr.Dataset) -> list[str]:
+    """What ``iotune recommend`` says first, in a few lines (its default objective).
+
+    "keep your settings" when that is the answer, the tie and its tie-break, and the
+    pick against what you have on every metric and the stored size
+    (:func:`iotune.analysis.report.render_summary`); empty when nothing succeeded.
+    """
+    from iotune.analysis.report import render_summary
+
+    rec = pick(ds)
+    return [] if rec is None else render_summary(rec)
+
+
+def pick_dict(ds: xr.Dataset) -> dict[str, Any]:
+    """:func:`pick_lines` for scripts: the objective, the pick, "keep", the tie and the cost."""
+    rec = pick(ds)
+    if rec is None:
+        return {}
+    found = rec.to_dict()
+    keys = ("weights", "keep", "keep_text", "tie_note", "cost_against", "cost")
+    return {"winner": rec.winner.label, **{k: found[k] for k in keys}}
+
+
+def pick(ds: xr.Dataset) -> Recommendation | None:
+    """``iotune recommend``'s recommendation under its default objective (a search: its
+    own), without importance; None when no trial succeeded.
+    """
+    from iotune.analysis.recommend import recommend_with
+    from iotune.core.errors import RecommendError
+
+    try:
+        return recommend_with(ds, _objective_of(ds), importance=False)
+    except RecommendError:  # no successful trial: the table says why
+        return None
+
+
+def _objective_of(ds: xr.Dataset) -> Objective:
+    """The search's own objective for a search's results, else recommend's default."""
+    from iotune.model.objective import Objective
+
+    chosen = str(ds.attrs.get("search_objective", ""))
+    if not chosen or chosen.startswith("default"):
+        return Objective()
+    return Objective.parse(weights=chosen) if "=" in chosen else Objective.parse(chosen)
 
 
 def baselines_lines(ds: xr.Dataset) -> list[str]:
