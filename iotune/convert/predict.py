@@ -140,7 +140,13 @@ def predict(
     raw = sum(int(ds[n].nbytes) for n in job.converted)
     other = sum(stored_bytes(job.source, str(n)) for n in ds.variables if n not in job.converted)
     size, size_basis = _size(job, measured, raw, other)
-    probe = probe_read(job.source, job.regions, sorted(job.by_region), region_dim=job.region_dim)
+    probe = probe_read(
+        job.source,
+        job.regions,
+        sorted(job.by_region),
+        region_dim=job.region_dim,
+        codec=job.layout.codec,
+    )
     times = _times(job, measured, probe, raw, verify_mode)
     counts = requests.count_requests(job, target_bytes=size, verify_mode=verify_mode)
     store = requests.scheme(target_text) or requests.scheme(source_text)
@@ -202,12 +208,15 @@ def _times(
         return None, NOT_MEASURED, None, None, None
     read_s = job.total_bytes / MiB / read_rate
     write_s = raw / MiB / write_rate
-    checked = requests.checked_regions(job.regions, verify_mode)
-    # the verification reads each checked region from the source and from the target
-    verify_s = 2 * sum(job.bytes_of(r) for r in checked) / MiB / read_rate
+    checked = sum(job.bytes_of(r) for r in requests.checked_regions(job.regions, verify_mode))
+    # verification reads each checked region from the source again and from the target,
+    # decodes the target's and compares: the target's bytes, just written, come from the
+    # page cache, its decoding and the comparison take the time (the probe's codec rate)
+    verify_rate = probe.verify_MiBps or read_rate
+    verify_s = checked / MiB / read_rate + checked / MiB / verify_rate
     basis = (
         f"read at {read_rate:.0f} MiB/s (probe, {probe.cache}), write at {write_rate:.0f} MiB/s "
-        "(the sweep's)"
+        f"(the sweep's), verify at {verify_rate:.0f} MiB/s (decode and compare, probed)"
     )
     return read_s + write_s + verify_s, basis, read_s, write_s, verify_s
 

@@ -82,6 +82,7 @@ def test_dry_run_predicts_creates_nothing_and_the_size_holds(
     assert listing(tmp_path) == []
     assert predicted["settings"].startswith("backend=netcdf4 chunks=128x16x16 codec=zlib")
     assert predicted["seconds"] > 0 and predicted["probe"]["cache"] == "cold"
+    assert predicted["probe"]["verify_MiBps"] > 0
     assert predicted["peak_bytes"] >= 2 * predicted["raw_bytes"]  # one region: all of it
     done = run_json([*common, "--no-measure"], capsys)
     assert abs(predicted["size_bytes"] / done["bytes_after"] - 1) < 0.10
