@@ -200,7 +200,11 @@ def _baseline_lines(rec: Recommendation) -> list[str]:
         head = _verdict(rec)
         if base.coords == rec.winner.coords:
             return [rec.baseline_note, *head]
-        return [*_candidate_lines("current", base), f"  {rec.baseline_note}", *head]
+        if rec.runner_up is not None and base.coords == rec.runner_up.coords:
+            shown = [f"{'current:':<11} the runner-up ({base.label}), figures above"]
+        else:
+            shown = _candidate_lines("current", base)
+        return [*shown, f"  {rec.baseline_note}", *head]
     if base.coords == rec.winner.coords:
         return [f"{rec.baseline_note}", "  the winner is the baseline itself: nothing to gain"]
     if rec.runner_up is not None and base.coords == rec.runner_up.coords:

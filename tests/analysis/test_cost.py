@@ -171,3 +171,13 @@ def test_the_summary_is_recommend_s_own_lines(crafted_results) -> None:
     lines = render_summary(rec, width=60)
     assert max(map(len, lines)) <= 60
     assert " ".join(x.strip() for x in lines).startswith(f"{rec.keep_text} {rec.tie_note}")
+
+
+def test_your_settings_as_the_runner_up_are_printed_once(
+    crafted_results, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    path = save(within_noise_of_yours(crafted_results), tmp_path / "results.nc")
+    said = run_cli(capsys, "recommend", path, "--objective", "read:timeseries").splitlines()
+    assert "runner-up:  chunks=8x16x16 codec=none" in said
+    assert "current:    the runner-up (chunks=8x16x16 codec=none), figures above" in said
+    assert sum(x.startswith(("runner-up:", "current:", "baseline:")) for x in said) == 2
