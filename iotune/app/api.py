@@ -26,9 +26,8 @@ from iotune.runner.calibrate_store import calibrate_storage
 from iotune.runner.options import RunOptions
 from iotune.runner.plan import grid_size, make_plan
 from iotune.specfile.overrides import load_with_overrides
+from iotune.views.backends_listing import backends_info, backends_text
 from iotune.views.console import (
-    backends_info,
-    backends_text,
     best_text,
     counts_text,
     failures_lines,
