@@ -191,7 +191,9 @@ def recommend_with(
     ranking = ds.iotune.rank_by(objective)
     chosen, kept = ranking.objective.weights or {}, ranking.ranked
     current = ties.current_settings(ds)
-    chosen_pick = ties.stable_pick(ranking, ties.defaults_of(ds))
+    chosen_pick = ties.stable_pick(
+        ranking, ties.defaults_of(ds), ties.objective_noise(ds, ranking.objective.weights or {})
+    )
     winner, runner, sep = chosen_pick.winner, chosen_pick.runner_up, chosen_pick.separation
     if current:
         baseline, note = _current(current, ranking.candidates)

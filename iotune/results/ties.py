@@ -47,10 +47,21 @@ def overlaps(a: Candidate, b: Candidate) -> bool:
     return a.score_low <= b.score_high and b.score_low <= a.score_high
 
 
-def tied(ranked: Sequence[Candidate]) -> list[Candidate]:
-    """The leader and every candidate whose repeats overlap the leader's, in rank order."""
+def within_noise(leader: Candidate, other: Candidate, noise: float | None) -> bool:
+    """Whether ``leader`` leads ``other`` on the objective's score by no more than ``noise``
+    (the run's noise floor, relative: the smallest difference it could see)."""
+    if noise is None or not other.score > 0:
+        return False
+    return leader.score / other.score - 1 <= noise
+
+
+def tied(ranked: Sequence[Candidate], noise: float | None = None) -> list[Candidate]:
+    """The leader and every candidate whose repeats overlap the leader's, or that it leads
+    by no more than the run's noise floor (``noise``), in rank order."""
     leader = ranked[0]
-    return [c for c in ranked if c is leader or overlaps(leader, c)]
+    return [
+        c for c in ranked if c is leader or overlaps(leader, c) or within_noise(leader, c, noise)
+    ]
 
 
 def changed(cand: Candidate, defaults: Mapping[str, Any]) -> int:
@@ -58,9 +69,11 @@ def changed(cand: Candidate, defaults: Mapping[str, Any]) -> int:
     return sum(1 for dim, value in defaults.items() if cand.coords.get(dim, value) != value)
 
 
-def pick(ranked: Sequence[Candidate], defaults: Mapping[str, Any]) -> Candidate:
+def pick(
+    ranked: Sequence[Candidate], defaults: Mapping[str, Any], noise: float | None = None
+) -> Candidate:
     """The stable pick among the leader's tie (:data:`TIE_BREAK`); rank order last."""
-    group = tied(ranked)
+    group = tied(ranked, noise)
     order = {id(c): i for i, c in enumerate(ranked)}
     return min(group, key=lambda c: (c.file_bytes, changed(c, defaults), order[id(c)]))
 
@@ -75,28 +88,43 @@ class Pick:
     separation: Separation | None
     #: how many configurations cannot be told apart from the leader (1: no tie)
     tied: int = 1
+    #: the noise floor that joined some of them to the tie (None: their repeats overlap)
+    noise: float | None = None
 
     @property
     def note(self) -> str:
         """How a tie among the leaders was broken; empty when there was none."""
         if self.tied < 2:
             return ""
-        return (
-            f"{self.tied} configurations cannot be told apart (their repeats overlap); "
-            f"picked {TIE_BREAK}"
+        why = (
+            "their repeats overlap"
+            if self.noise is None
+            else f"they differ by less than the run's noise floor, {self.noise:.0%}"
         )
+        return f"{self.tied} configurations cannot be told apart ({why}); picked {TIE_BREAK}"
 
 
-def stable_pick(ranking: Ranking, defaults: Mapping[str, Any]) -> Pick:
-    """The :func:`pick` of a ranking, with its runner-up and their separation."""
+def stable_pick(ranking: Ranking, defaults: Mapping[str, Any], noise: float | None = None) -> Pick:
+    """The :func:`pick` of a ranking, with its runner-up and their separation.
+
+    ``noise``: the run's noise floor on the objective (:func:`objective_noise`).
+    """
     kept = ranking.ranked
-    winner = pick(kept, defaults)
+    winner = pick(kept, defaults, noise)
     runner = next((c for c in kept if c is not winner), None)
     if winner is kept[0] or runner is None:
         sep = ranking.separation
     else:  # the leader by noise gave way: test the pick against its own runner-up
         sep = compare(winner, runner, ranking.objective.weights or {}, ranking.alpha)
-    return Pick(winner, runner, sep, len(tied(kept)))
+    group = tied(kept, noise)
+    by_noise = any(not overlaps(kept[0], c) for c in group[1:])
+    return Pick(winner, runner, sep, len(group), noise if by_noise else None)
+
+
+def objective_noise(ds: xr.Dataset, weights: Mapping[str, float]) -> float | None:
+    """The run's noise floor on an objective: the largest of its metrics' floors, if any."""
+    floors = [v for m, v in ds.iotune.noise.items() if m in weights]
+    return max(floors) if floors else None
 
 
 def pick_of(ds: xr.Dataset, objective: Objective) -> Pick:
@@ -107,7 +135,9 @@ def pick_of(ds: xr.Dataset, objective: Objective) -> Pick:
     RecommendError
         A metric the results do not have, or no configuration left.
     """
-    return stable_pick(ds.iotune.rank_by(objective), defaults_of(ds))
+    ranking = ds.iotune.rank_by(objective)
+    noise = objective_noise(ds, ranking.objective.weights or {})
+    return stable_pick(ranking, defaults_of(ds), noise)
 
 
 def current_settings(ds: xr.Dataset) -> dict[str, Any]:

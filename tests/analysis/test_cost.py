@@ -181,3 +181,24 @@ def test_your_settings_as_the_runner_up_are_printed_once(
     assert "runner-up:  chunks=8x16x16 codec=none" in said
     assert "current:    the runner-up (chunks=8x16x16 codec=none), figures above" in said
     assert sum(x.startswith(("runner-up:", "current:", "baseline:")) for x in said) == 2
+
+
+def test_leaders_within_the_run_s_noise_floor_are_a_tie_too(
+    crafted_results, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Repeats apart, but closer than the smallest difference the run could see."""
+    ts = crafted_results.READ["timeseries"].copy()
+    ts[1] = [11.2, 10.0]  # 8x16x16: none ahead of zlib by 12 %, repeats +-5 %: no overlap
+    ds = crafted_results(timeseries=ts)
+    path = save(ds, tmp_path / "quiet" / "results.nc")
+    quiet = run_cli(capsys, "recommend", path, "--objective", "read:timeseries").splitlines()
+    assert "winner:     chunks=8x16x16 codec=none" in quiet
+    ds.attrs["noise_floor"] = json.dumps({"read:timeseries": 0.15})
+    path = save(ds, tmp_path / "noisy" / "results.nc")
+    noisy = run_cli(capsys, "recommend", path, "--objective", "read:timeseries").splitlines()
+    assert "winner:     chunks=8x16x16 codec=zlib" in noisy  # the smaller file
+    assert (
+        "  2 configurations cannot be told apart (they differ by less than the run's noise "
+        "floor, 15%); picked the smallest stored size, then the fewest settings changed from "
+        "the baseline"
+    ) in noisy
