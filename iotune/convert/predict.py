@@ -32,7 +32,7 @@ from iotune.convert import requests
 from iotune.convert.probe import Measured, Probe, probe_read, sweep_measured
 from iotune.convert.regions import COPIES
 from iotune.convert.source import Source
-from iotune.core.units import format_size
+from iotune.core.units import format_duration, format_size
 
 NOT_MEASURED = "no sweep measured this configuration"
 #: how the time is predicted (see the module's docstring for the measurement behind it)
@@ -75,7 +75,8 @@ class Prediction:
     def text(self) -> str:
         lines = [f"dry run: would apply {self.settings} (nothing created)"]
         lines.append(f"  {self.source} -> {self.target}")
-        lines.append(f"  variables {', '.join(self.variables)}; {self.regions} regions")
+        plural = "" if self.regions == 1 else "s"
+        lines.append(f"  variables {', '.join(self.variables)}; {self.regions} region{plural}")
         if self.size_bytes is None:
             lines.append(f"  size: {NOT_MEASURED}")
         else:
@@ -86,8 +87,10 @@ class Prediction:
             lines.append(f"  time: {NOT_MEASURED} (source read at {_rate(self.probe)})")
         else:
             lines.append(
-                f"  time: about {self.seconds:.1f} s = read {self.read_seconds:.1f} s + write "
-                f"{self.write_seconds:.1f} s + verify {self.verify_seconds:.1f} s "
+                f"  time: about {format_duration(self.seconds)} = read "
+                f"{format_duration(self.read_seconds or 0.0)} + write "
+                f"{format_duration(self.write_seconds or 0.0)} + verify "
+                f"{format_duration(self.verify_seconds or 0.0)} "
                 f"({self.time_basis})"
             )
         lines.append(f"  peak memory: about {format_size(self.peak_bytes, exact=False)}")

@@ -8,7 +8,7 @@ from typing import Any
 
 from iotune.convert.lossy import Tolerance
 from iotune.convert.source import Source, source_chunks, source_codec
-from iotune.core.units import chunk_label, format_size
+from iotune.core.units import chunk_label, format_duration, format_size
 
 
 @dataclass
@@ -64,7 +64,7 @@ class ApplyReport:
             f"  {_count(self.regions, 'region')}{resumed}; verify {self.verify}: "
             f"{_count(self.regions_verified, 'region')} "
             f"{'within the error' if self.error_limit else 'equal'}"
-            f"; {self.seconds:.1f} s"
+            f"; {format_duration(self.seconds)}"
         )
         if self.engine:
             lines.append(f"  engine: {self.engine}")
