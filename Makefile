@@ -88,7 +88,7 @@ demo: $(CORE_STAMP)
 # worker (--dist loadfile), so a file's module fixtures (a Binder venv, a sweep) are
 # built once. TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
-PYTEST := $(BIN)/python -m pytest $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+PYTEST := $(BIN)/python -m pytest --durations=25 $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
 
 test: check-lock $(STAMP) $(if $(HAVE_PHDF5),$(PHDF5_STAMP))
 	$(BIN)/ruff check iotune tests benchmarks notebooks

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SEED = 20261125
 KINDS = ("flip", "zero", "truncate", "append")
 #: how many mutated logs; every CLI_EVERY-th of them also through the CLI
-LOGS, CLI_EVERY = 200, 10
+LOGS, CLI_EVERY = 200, 20
 #: seconds one CLI run may take: a hang fails the test instead of stalling it
 CLI_TIMEOUT = 120
 

@@ -57,5 +57,6 @@ def test_the_proxy_adds_its_delay_to_every_request(s3_server: Server, bucket: st
     with latency(target, 0.030) as slow:
         delayed = _median_get(_store(slow.endpoint, bucket))
     added = delayed - base
-    # each GET pays one 30 ms delay on a kept-alive connection; timers add a little
-    assert 0.027 <= added <= 0.045, (base, delayed)
+    # each GET pays one 30 ms delay on a kept-alive connection, not two (a new connection
+    # per request); timers and a loaded machine add a little
+    assert 0.027 <= added < 0.055, (base, delayed)
