@@ -94,19 +94,24 @@ def vs_baselines(ds: xr.Dataset, chosen: Mapping[str, Mapping[str, Any]]) -> lis
             else:
                 best = point["read_MiBps"].sel(pattern=pattern).values
                 theirs = base["baseline_read_MiBps"].sel(pattern=pattern).values
-            speed, low, high = ratio_interval(best, theirs)
             size = float(point["file_bytes"].values) / float(base["baseline_file_bytes"].values)
-            found.append(
-                {
-                    "baseline": label,
-                    "pattern": pattern,
-                    "speedup": speed,
-                    "low": low,
-                    "high": high,
-                    "size_ratio": size,
-                }
-            )
+            found.append(_row(label, pattern, ratio_interval(best, theirs), size))
     return found
+
+
+def _row(
+    label: str, pattern: str, interval: tuple[float, float, float], size: float
+) -> dict[str, Any]:
+    """One row of :func:`vs_baselines` and :func:`vs_point`."""
+    speed, low, high = interval
+    return {
+        "baseline": label,
+        "pattern": pattern,
+        "speedup": speed,
+        "low": low,
+        "high": high,
+        "size_ratio": size,
+    }
 
 
 def vs_point(
@@ -126,20 +131,11 @@ def vs_point(
         best, theirs = here.iotune.metric(metric), there.iotune.metric(metric)
         if best.size != best.sizes.get("repeat", 1) or theirs.size != theirs.sizes.get("repeat", 1):
             continue  # not one point: a dimension the sweep did not name (never pooled)
-        speed, low, high = ratio_interval(best.values.ravel(), theirs.values.ravel())
-        if math.isnan(speed):  # a pattern one of them did not measure
+        interval = ratio_interval(best.values.ravel(), theirs.values.ravel())
+        if math.isnan(interval[0]):  # a pattern one of them did not measure
             continue
         pattern = WRITE if metric == WRITE else metric.removeprefix("read:")
-        found.append(
-            {
-                "baseline": label,
-                "pattern": pattern,
-                "speedup": speed,
-                "low": low,
-                "high": high,
-                "size_ratio": size,
-            }
-        )
+        found.append(_row(label, pattern, interval, size))
     return found
 
 
