@@ -345,8 +345,8 @@ def full_read(args: argparse.Namespace, server: tuple[str, int], work: Path) -> 
 
 def small_groups(spec_text: str, pattern: str, coalesce: int, part: int) -> list[list[Span]]:
     """The GETs iotune's raw-object reader makes for ``pattern``, one group per selection."""
-    from iotune.backends.object_ import coalesced, split
-    from iotune.backends.posix import _runs
+    from iotune.backends.object.raw import coalesced, split
+    from iotune.backends.posix.backend import _runs
     from iotune.measuring.access import selections
     from iotune.specfile.parse import load_spec_text
 
@@ -444,7 +444,7 @@ def slab_check(args: argparse.Namespace, server: tuple[str, int]) -> dict[str, A
     interleaved runs each.  A reader gathers one slab's GETs at a time: with
     32 MiB slabs of 16 MiB parts it never has more than 2 in flight.
     """
-    from iotune.backends.object_ import _ObjectReader, split
+    from iotune.backends.object.raw import _ObjectReader, split
     from iotune.measuring.data import SLAB_BUDGET, slab_length
     from iotune.objectstore.target import Target
     from iotune.specfile.parse import load_spec_text

@@ -498,8 +498,8 @@ def _write_with(backend, path, params):
 def test_zarr_export_builds_the_compressors_the_zarr_backend_stored(codec, tmp_path):
     import zarr
 
-    from iotune.backends import zarr_exports
-    from iotune.backends.zarr_ import ZarrBackend
+    from iotune.backends.zarr import exports as zarr_exports
+    from iotune.backends.zarr.backend import ZarrBackend
 
     settings = {"backend": "zarr", "chunks": CHUNKS, "shards": "none", **_params(codec)}
     _write_with(ZarrBackend(), tmp_path / "z.zarr", settings)
@@ -523,8 +523,8 @@ def test_zarr_export_builds_the_compressors_the_zarr_backend_stored(codec, tmp_p
 
 @pytest.mark.parametrize("codec", EVERY_CODEC)
 def test_memory_backend_compresses_chunks_to_the_zarr_backends_bytes(codec, tmp_path):
-    from iotune.backends import memory
-    from iotune.backends.zarr_ import ZarrBackend
+    from iotune.backends.memory.backend import backend as memory
+    from iotune.backends.zarr.backend import ZarrBackend
 
     params = {"chunks": CHUNKS, **_params(codec)}
     backend = memory.MemoryBackend()
@@ -539,7 +539,7 @@ def test_memory_backend_compresses_chunks_to_the_zarr_backends_bytes(codec, tmp_
 _H5PY_PIPELINES = """
 import json, sys
 import h5py
-from iotune.backends.h5py_ import H5pyBackend, create_dataset
+from iotune.backends.h5py.backend import H5pyBackend, create_dataset
 from iotune.model.spec import Workload
 
 H5pyBackend.prepare_process()
@@ -578,7 +578,7 @@ def h5py_pipelines():
 @pytest.mark.parametrize("codec", EVERY_CODEC)
 def test_h5py_backend_export_and_hdf5_tools_use_one_filter_pipeline(codec, h5py_pipelines):
     hdf5plugin = pytest.importorskip("hdf5plugin")
-    from iotune.backends import h5py_exports
+    from iotune.backends.h5py import exports as h5py_exports
 
     text = ", ".join(h5py_exports.h5py_filter_args(codec))
     assert eval(f"dict({text})", {"hdf5plugin": hdf5plugin}) == codecs.h5py_encoding(codec)
@@ -600,8 +600,8 @@ def test_netcdf4_backend_and_export_write_the_same_filters(
 ):
     import netCDF4
 
-    from iotune.backends import netcdf4_exports
-    from iotune.backends.netcdf4_ import NetCDF4Backend
+    from iotune.backends.netcdf4 import exports as netcdf4_exports
+    from iotune.backends.netcdf4.backend import NetCDF4Backend
 
     codec = Codec(name, level, shuffle)
     if codec.info.family not in available_filters:

@@ -175,7 +175,7 @@ def test_a_netcdf4_file_reads_in_h5py_with_the_same_values(tmp_path, codec, filt
 WRITE_WITH_H5PY_BACKEND = """
     import json, sys
     from pathlib import Path
-    from iotune.backends.h5py_ import H5pyBackend
+    from iotune.backends.h5py.backend import H5pyBackend
     from iotune.model.spec import Workload
     from iotune.measuring.data import Field
 

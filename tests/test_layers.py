@@ -124,8 +124,16 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+#: folders whose subpackages are parts of one layer: ``backends/`` holds one package per
+#: format beside the modules they share, and a format's exports name the other formats'
+FLAT_FOLDERS = ("iotune.backends",)
+
+
 def folder_of(module: str, packages: set[str]) -> str:
     """The folder (subpackage) a module lives in, or the module itself at the top level."""
+    for flat in FLAT_FOLDERS:
+        if module.startswith(flat + "."):
+            return flat
     parts = module.split(".")
     if module in packages:
         return module
@@ -227,8 +235,8 @@ def test_cycle_finder(edges: dict[str, set[str]], expected: list[list[str]]) -> 
 
 
 def test_an_upward_import_is_caught() -> None:
-    assert upward_imports({"iotune.backends.posix": {"iotune.runner.trial"}}) == [
-        "iotune.backends.posix (backends) imports iotune.runner.trial (runner)"
+    assert upward_imports({"iotune.backends.posix.backend": {"iotune.runner.trial"}}) == [
+        "iotune.backends.posix.backend (backends) imports iotune.runner.trial (runner)"
     ]
 
 

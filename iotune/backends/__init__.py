@@ -16,16 +16,16 @@ if TYPE_CHECKING:
 GROUP = "iotune.backends"
 #: iotune's own formats; plugins add theirs through entry points
 BUILTINS: dict[str, str] = {
-    "netcdf4": "iotune.backends.netcdf4_:NetCDF4Backend",
-    "h5py": "iotune.backends.h5py_:H5pyBackend",
-    "zarr": "iotune.backends.zarr_:ZarrBackend",
-    "posix": "iotune.backends.posix:PosixBackend",
-    "memory": "iotune.backends.memory:MemoryBackend",
-    "mpiio": "iotune.backends.mpiio:MpiioBackend",
-    "object": "iotune.backends.object_:RawObjectBackend",
-    "zarr-object": "iotune.backends.zarr_object:ZarrObjectBackend",
-    "hdf5-object": "iotune.backends.hdf5_object:Hdf5ObjectBackend",
-    "netcdf4-object": "iotune.backends.hdf5_object:Netcdf4ObjectBackend",
+    "netcdf4": "iotune.backends.netcdf4.backend:NetCDF4Backend",
+    "h5py": "iotune.backends.h5py.backend:H5pyBackend",
+    "zarr": "iotune.backends.zarr.backend:ZarrBackend",
+    "posix": "iotune.backends.posix.backend:PosixBackend",
+    "memory": "iotune.backends.memory.backend:MemoryBackend",
+    "mpiio": "iotune.backends.mpiio.backend:MpiioBackend",
+    "object": "iotune.backends.object.raw:RawObjectBackend",
+    "zarr-object": "iotune.backends.object.zarr:ZarrObjectBackend",
+    "hdf5-object": "iotune.backends.object.hdf5:Hdf5ObjectBackend",
+    "netcdf4-object": "iotune.backends.object.hdf5:Netcdf4ObjectBackend",
 }
 
 

@@ -301,7 +301,7 @@ class LaunchedBackend(Backend):
     :mod:`iotune.mpi.rank`) and say how many bytes and calls a trial moves.
     """
 
-    #: module the ranks run, e.g. ``iotune.backends.mpiio_rank``
+    #: module the ranks run, e.g. ``iotune.backends.mpiio.rank``
     rank_program: ClassVar[str]
 
     @classmethod

@@ -7,7 +7,7 @@ not name), and ``resolve``, ``verify`` and the exports read the defaults from
 it.  Adding a knob is its entry in :mod:`iotune.model.parameters`, its field
 here, the backend code that applies it, reads it back and exports it, and its test.
 A backend built on another one's library (the object-store backends,
-:mod:`iotune.backends.object_knobs`) takes that library's knobs through
+:mod:`iotune.backends.object.knobs`) takes that library's knobs through
 :func:`combined` rather than naming them again.
 """
 
@@ -65,110 +65,6 @@ class LayoutKnobs(Knobs):
     codec: str = "none"
     level: int | None = None
     shuffle: str | None = None
-
-
-@dataclass(frozen=True)
-class MemoryKnobs(LayoutKnobs):
-    """The memory backend's knobs: a layout compressed by numcodecs, with no file."""
-
-
-@dataclass(frozen=True)
-class NetCDF4Knobs(LayoutKnobs):
-    """netCDF4-python's knobs (netCDF-C over HDF5)."""
-
-    chunk_cache: int | None = None
-    nprocs: int = 1
-    fill: str = "on"
-    format: str = "NETCDF4"
-    quantize: str = "off"
-    alignment: int | None = None
-    #: netCDF-C and HDF5 align every block of at least this many bytes
-    alignment_threshold: int = 1
-    cache_slots: int | None = None
-    cache_preemption: float | None = None
-    dask_chunks: str | None = None
-    dask_threads: int | None = None
-
-
-@dataclass(frozen=True)
-class H5pyKnobs(LayoutKnobs):
-    """h5py's knobs: the layout, parallel HDF5 and its hints, file and cache properties."""
-
-    chunk_cache: int | None = None
-    nprocs: int = 1
-    io: str = "collective"
-    hints: str | None = None
-    stripe_count: int | None = None
-    stripe_size: int | None = None
-    cb_nodes: int | None = None
-    cb_buffer_size: int | None = None
-    stripe_count_hint: int | None = None
-    stripe_size_hint: int | None = None
-    alignment: int | None = None
-    alignment_threshold: int = 1
-    meta_block_size: int | None = None
-    sieve_buf_size: int | None = None
-    libver: str | None = None
-    page_size: int | None = None
-    page_buffer: int | None = None
-    fill_time: str | None = None
-    alloc_time: str | None = None
-    cache_slots: int | None = None
-    #: HDF5's chunk cache preemption (w0) when a cache is set
-    cache_preemption: float = 0.75
-    dask_chunks: str | None = None
-    dask_threads: int | None = None
-
-
-@dataclass(frozen=True)
-class ZarrKnobs(Knobs):
-    """zarr-python 3's knobs: inner chunks, shards, codec, config."""
-
-    chunks: str = "auto"
-    shards: str = "none"
-    codec: str = "none"
-    level: int | None = None
-    shuffle: str | None = None
-    #: accepted for multi-format sweeps; zarr has no chunk cache
-    chunk_cache: int | None = None
-    request_concurrency: int | None = None
-    #: iotune stores every chunk so sizes compare with the other formats (zarr: off)
-    write_empty_chunks: str = "on"
-    shard_index: str | None = None
-    quantize: str = "off"
-    dask_chunks: str | None = None
-    dask_threads: int | None = None
-
-
-@dataclass(frozen=True)
-class PosixKnobs(Knobs):
-    """The POSIX backend's knobs (IOR's and fio's)."""
-
-    transfer_size: int = 2**20
-    preallocate: str = "off"
-    direct: str = "off"
-    fadvise: str = "none"
-    sync: str = "fsync"
-
-
-@dataclass(frozen=True)
-class MpiioKnobs(Knobs):
-    """The MPI-IO backend's knobs: IOR's and benchio's, Lustre striping, MPI-IO hints."""
-
-    nprocs: int = 1
-    transfer_size: int = 2**20
-    #: None: the ranks move all the workload's bytes between them
-    bytes_per_rank: int | None = None
-    layout: str = "shared"
-    io: str = "collective"
-    access: str = "contiguous"
-    hints: str | None = None
-    stripe_count: int | None = None
-    stripe_size: int | None = None
-    cb_nodes: int | None = None
-    cb_buffer_size: int | None = None
-    stripe_count_hint: int | None = None
-    stripe_size_hint: int | None = None
 
 
 def combined(

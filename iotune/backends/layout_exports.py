@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from iotune.backends import h5py_exports, netcdf4_exports, zarr_exports
 from iotune.backends.exports_base import Makers, Target, command, structured
+from iotune.backends.h5py import exports as h5py_exports
+from iotune.backends.netcdf4 import exports as netcdf4_exports
+from iotune.backends.zarr import exports as zarr_exports
 
 PLUGIN_NOTE = (
     "filters other than deflate and shuffle need their HDF5 plugin on HDF5_PLUGIN_PATH, "

@@ -4,7 +4,7 @@ The runner writes a workload in slabs along the first dimension, multiples of th
 chunk's (or shard's) first extent when a row of chunks fits the slab budget.  When
 it does not, every slab fills part of each chunk of a row.  A producer writing in
 time order then keeps the row until it is complete: HDF5 in its chunk cache
-(:func:`iotune.backends._hdf5.write_cache`), Zarr, which has no cache and would read,
+(:func:`iotune.backends.hdf5_family.write_cache`), Zarr, which has no cache and would read,
 merge and store every chunk again once per slab, in a buffer (:class:`RowBuffer`).
 """
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iotune.backends.exports_base import Export, Target, chunk_shape
-from iotune.backends.h5py_exports import xarray_h5netcdf_open
+from iotune.backends.h5py.exports import xarray_h5netcdf_open
 from iotune.core.errors import NotApplicable
 
 #: the file each format's export opens, as the user names it

@@ -1,6 +1,6 @@
 """An HDF5 target: a netCDF-4 file written through h5netcdf over an ``h5py.File``.
 
-The file is opened by the h5py backend's own :func:`~iotune.backends.h5py_.open_file`,
+The file is opened by the h5py backend's own :func:`~iotune.backends.h5py.backend.open_file`,
 so the file-level knobs a recommendation holds (page size and file-space strategy,
 alignment, metadata block size, sieve buffer, libver bounds, page buffer, chunk
 cache) are applied as the sweep applied them; h5netcdf then writes dimensions as
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from iotune.backends._hdf5 import file_space
-from iotune.backends.h5py_ import access_properties, dataset_kwargs, open_file
+from iotune.backends.h5py.backend import access_properties, dataset_kwargs, open_file
+from iotune.backends.hdf5_family import file_space
 from iotune.convert.layout import Layout
 from iotune.convert.source import Source, own_encoding
 from iotune.core.errors import NotApplicable
@@ -49,7 +49,7 @@ class H5Target:
     def __init__(self, path: Path, *, mode: str, params: Mapping[str, Any], workload: Workload):
         import h5netcdf
 
-        from iotune.backends.h5py_ import H5pyBackend
+        from iotune.backends.h5py.backend import H5pyBackend
 
         H5pyBackend.import_library()  # hdf5plugin's filters
         self.path = path

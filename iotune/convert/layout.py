@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.backends._hdf5 import CACHE_KNOBS, FILE_KNOBS, resolve_file
+from iotune.backends.hdf5_family import CACHE_KNOBS, FILE_KNOBS, resolve_file
 from iotune.convert.lossy import parse_quantize
 from iotune.core.errors import NotApplicable, UsageError
 from iotune.core.units import chunk_label, parse_chunk_label

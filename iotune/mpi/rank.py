@@ -1,6 +1,6 @@
 """The rank side of every launched trial: one repeat's skeleton, eviction, the report.
 
-A backend's rank program (``python -m iotune.backends.mpiio_rank JOB``, say)
+A backend's rank program (``python -m iotune.backends.mpiio.rank JOB``, say)
 subclasses :class:`RankProgram` with how it writes, reads and checks its
 files, and calls :func:`serve`.  Per repeat every rank writes (timed by the
 program), one rank per node evicts the files and checks residency with

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from iotune.backends import get_backend
 from iotune.backends.base import Backend
-from iotune.backends.objectbase import ObjectStoreBackend
+from iotune.backends.object.base import ObjectStoreBackend
 from iotune.model.records import TrialTask
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from iotune.backends import get_backend
 from iotune.backends.base import SlabBackend
-from iotune.backends.objectbase import ObjectStoreBackend, fetched_fraction
+from iotune.backends.object.base import ObjectStoreBackend, fetched_fraction
 from iotune.core.errors import VerificationError
 from iotune.measuring import access, measure
 from iotune.measuring.checksum import checksum

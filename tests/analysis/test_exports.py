@@ -16,8 +16,11 @@ import pytest
 import xarray as xr
 
 from iotune.analysis import exports
-from iotune.backends import exports_base, h5py_exports, netcdf4_exports, zarr_exports
+from iotune.backends import exports_base
 from iotune.backends.exports_base import Target
+from iotune.backends.h5py import exports as h5py_exports
+from iotune.backends.netcdf4 import exports as netcdf4_exports
+from iotune.backends.zarr import exports as zarr_exports
 from iotune.core.errors import NotApplicable
 from iotune.model import codecs
 

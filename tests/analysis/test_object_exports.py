@@ -19,8 +19,8 @@ import pytest
 
 from iotune.analysis import exports
 from iotune.analysis.report import _TITLES
-from iotune.backends import object_exports
 from iotune.backends.exports_base import Target
+from iotune.backends.object import exports as object_exports
 from iotune.model.spec import StorageSpec
 from tests.objectstore.conftest import KEYS, Server
 

@@ -1,7 +1,7 @@
 """A launcher shim for tests: a parallel HDF5 read that delivers nothing after the first.
 
 Used as ``execution.launcher: "MPIEXEC -n {nprocs} PYTHON THIS_FILE"``; the
-launcher appends ``python -m iotune.backends.h5py_rank JOB``.  Each rank's
+launcher appends ``python -m iotune.backends.h5py.rank JOB``.  Each rank's
 first read is real; later ones return without touching the buffer, so only a
 buffer that was spoiled before each read can tell.
 """
@@ -10,7 +10,7 @@ import sys
 
 import h5py
 
-from iotune.backends import h5py_rank as hdf5_rank
+from iotune.backends.h5py import rank as hdf5_rank
 
 _original = h5py.Dataset.read_direct
 _calls = [0]

@@ -1,14 +1,14 @@
 """A launcher shim for tests: ranks write each other's blocks (a wrong-offset bug).
 
 Used as ``execution.launcher: "mpiexec -n {nprocs} PYTHON THIS_FILE"``; the
-launcher appends ``python -m iotune.backends.mpiio_rank JOB``.  Each rank's data
+launcher appends ``python -m iotune.backends.mpiio.rank JOB``.  Each rank's data
 is right but lands at the mirror rank's offsets, in writes and reads alike, so
 every per-rank checksum agrees; only a check of the file itself can tell.
 """
 
 import sys
 
-from iotune.backends import mpiio_rank as mpi_rank
+from iotune.backends.mpiio.backend import rank as mpi_rank
 
 _original = mpi_rank.Rank._plan_stream
 

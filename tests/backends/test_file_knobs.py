@@ -10,9 +10,9 @@ from pathlib import Path
 import h5py
 import pytest
 
-from iotune.backends.h5py_ import H5pyBackend
-from iotune.backends.netcdf4_ import NetCDF4Backend
-from iotune.backends.zarr_ import ZarrBackend
+from iotune.backends.h5py.backend import H5pyBackend
+from iotune.backends.netcdf4.backend import NetCDF4Backend
+from iotune.backends.zarr.backend import ZarrBackend
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.measuring.data import Field
 from iotune.model.spec import Workload

@@ -20,8 +20,8 @@ import pytest
 import xarray as xr
 import yaml
 
-from iotune.backends.h5py_ import H5pyBackend, create_dataset
-from iotune.backends.h5py_rank import check_file
+from iotune.backends.h5py.backend import H5pyBackend, create_dataset
+from iotune.backends.h5py.rank import check_file
 from iotune.core.errors import NotApplicable
 from iotune.measuring.data import Field
 from iotune.model.spec import Workload

@@ -7,7 +7,9 @@ from dataclasses import FrozenInstanceError
 import pytest
 
 from iotune.backends import BUILTINS, get_backend
-from iotune.backends.knobs import Knobs, MpiioKnobs, ZarrKnobs, combined
+from iotune.backends.knobs import Knobs, combined
+from iotune.backends.mpiio.knobs import MpiioKnobs
+from iotune.backends.zarr.knobs import ZarrKnobs
 from iotune.core.errors import UsageError
 from iotune.model import parameters
 from iotune.specfile.parse import load_spec_text

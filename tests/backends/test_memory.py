@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from iotune.app import api
-from iotune.backends.memory import MemoryBackend
+from iotune.backends.memory.backend import MemoryBackend
 from iotune.measuring import measure
 from iotune.measuring.access import selections
 from iotune.measuring.data import Field

@@ -142,7 +142,7 @@ def test_typed_hints_merge_into_the_set_and_are_read_back(tmp_path):
 
 
 def test_a_typed_hint_the_set_also_names_does_not_apply():
-    from iotune.backends.mpiio import MpiioBackend
+    from iotune.backends.mpiio.backend import MpiioBackend
     from iotune.core.errors import NotApplicable
     from iotune.model.records import HINT_VALUES
 

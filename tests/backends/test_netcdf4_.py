@@ -3,7 +3,7 @@ import pytest
 import xarray as xr
 
 from iotune.backends import backend_names, get_backend
-from iotune.backends.netcdf4_ import NetCDF4Backend
+from iotune.backends.netcdf4.backend import NetCDF4Backend
 from iotune.core.errors import NotApplicable, UsageError, VerificationError
 from iotune.measuring.data import Field
 from iotune.model.spec import Workload

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from iotune.backends import get_backend
-from iotune.backends.posix import PosixBackend
+from iotune.backends.posix.backend import PosixBackend
 from iotune.core.errors import UsageError, VerificationError
 from iotune.measuring import access
 from iotune.measuring.data import Field
@@ -93,7 +93,7 @@ def test_reads_fetch_only_the_bytes_a_selection_needs(tmp_path, monkeypatch):
         calls.append(sum(len(b) for b in buffers))
         return real(fd, buffers, offset)
 
-    monkeypatch.setattr("iotune.backends.posix.os.preadv", spy)
+    monkeypatch.setattr("iotune.backends.posix.backend.os.preadv", spy)
     reader = PosixBackend().open_reader(path, W, p)
     reader.read((slice(None), 3, 7))
     assert calls == [2] * 8  # one element per time step

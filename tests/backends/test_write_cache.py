@@ -2,9 +2,9 @@
 
 import pytest
 
-from iotune.backends._hdf5 import write_cache
-from iotune.backends.h5py_ import H5pyBackend
-from iotune.backends.netcdf4_ import NetCDF4Backend
+from iotune.backends.h5py.backend import H5pyBackend
+from iotune.backends.hdf5_family import write_cache
+from iotune.backends.netcdf4.backend import NetCDF4Backend
 from iotune.measuring.data import write_slab_length
 from iotune.model.spec import Workload
 
@@ -78,7 +78,7 @@ def test_zarr_writer_holds_slabs_until_a_row_of_chunks_is_whole(tmp_path):
     import zarr
 
     from iotune.backends.slab_rows import RowBuffer
-    from iotune.backends.zarr_ import ZarrBackend
+    from iotune.backends.zarr.backend import ZarrBackend
 
     small = Workload(("time", "y", "x"), (20, 1024, 1024), dtype="float32")
     backend = ZarrBackend()

@@ -5,7 +5,7 @@ import pytest
 import xarray as xr
 
 from iotune.backends import get_backend
-from iotune.backends.zarr_ import ZarrBackend
+from iotune.backends.zarr.backend import ZarrBackend
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.measuring import access
 from iotune.measuring.data import Field

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from iotune.app import api
-from iotune.backends._hdf5 import check_alignment, dataset_properties, file_space
+from iotune.backends.hdf5_family import check_alignment, dataset_properties, file_space
 from iotune.cli.main import main
 from iotune.convert.convert import convert, prepare
 from iotune.convert.layout import layout_of

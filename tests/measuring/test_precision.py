@@ -151,7 +151,7 @@ class CountingWrites:
 
 
 def test_the_warm_up_runs_once_per_backend_and_process_and_is_not_counted(tmp_path, monkeypatch):
-    from iotune.backends.netcdf4_ import NetCDF4Backend
+    from iotune.backends.netcdf4.backend import NetCDF4Backend
 
     monkeypatch.setattr(trial, "_WARMED", set())
     writes = CountingWrites(monkeypatch, NetCDF4Backend)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iotune.backends.mpiio import MpiioBackend
+from iotune.backends.mpiio.backend import MpiioBackend
 from iotune.cli.main import main
 from iotune.core.errors import NotApplicable, SpecError
 from iotune.measuring.data import Field

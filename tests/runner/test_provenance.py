@@ -298,7 +298,11 @@ def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         pytest.skip("git is not installed")
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # no repository above
     repo = tmp_path / "repo"
-    for name in ("iotune/runner/provenance.py", "iotune/backends/memory.py", "iotune/app/api.py"):
+    for name in (
+        "iotune/runner/provenance.py",
+        "iotune/backends/memory/backend.py",
+        "iotune/app/api.py",
+    ):
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(f"# {name}\n")
     shutil.copy(provenance.__file__, repo / "iotune/runner/provenance.py")
@@ -342,7 +346,7 @@ def test_a_clean_checkout_records_its_head(checkout) -> None:
     [
         "iotune/runner/provenance.py",
         "iotune/runner/new_module.py",
-        "iotune/backends/memory.py",
+        "iotune/backends/memory/backend.py",
         "iotune/app/api.py",
     ],
 )

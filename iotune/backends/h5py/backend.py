@@ -9,7 +9,18 @@ from typing import Any
 
 import numpy as np
 
-from iotune.backends._hdf5 import (
+from iotune.backends.base import (
+    LaunchedBackend,
+    Reader,
+    Selection,
+    SlabBackend,
+    Writer,
+    check_properties,
+)
+from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
+from iotune.backends.h5py.exports import h5netcdf_open_export, h5py_code, h5py_loader_open
+from iotune.backends.h5py.knobs import H5pyKnobs
+from iotune.backends.hdf5_family import (
     ALLOC_TIMES,
     CACHE_KNOBS,
     FILE_KNOBS,
@@ -25,17 +36,6 @@ from iotune.backends._hdf5 import (
     stored_dtype,
     write_cache,
 )
-from iotune.backends.base import (
-    LaunchedBackend,
-    Reader,
-    Selection,
-    SlabBackend,
-    Writer,
-    check_properties,
-)
-from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
-from iotune.backends.h5py_exports import h5netcdf_open_export, h5py_code, h5py_loader_open
-from iotune.backends.knobs import H5pyKnobs
 from iotune.backends.layout_exports import layout_makers
 from iotune.backends.xarray_exports import h5netcdf_export
 from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
@@ -185,7 +185,7 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
     knobs = H5pyKnobs
     parameters = H5pyKnobs.names()
     description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
-    rank_program = "iotune.backends.h5py_rank"
+    rank_program = "iotune.backends.h5py.rank"
 
     @classmethod
     def loader_open(cls, target: Target) -> tuple[str, list[str]]:

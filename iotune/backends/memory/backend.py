@@ -16,8 +16,8 @@ import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.backends.exports_base import Target, launch_makers, make_all
-from iotune.backends.knobs import MemoryKnobs
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.memory.knobs import MemoryKnobs
 from iotune.core.errors import VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import codecs

@@ -21,8 +21,8 @@ import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.backends.exports_base import Makers, Target, command, launch_makers, make_all
-from iotune.backends.knobs import PosixKnobs
-from iotune.backends.posix_exports import fio_args, posix_code
+from iotune.backends.posix.exports import fio_args, posix_code
+from iotune.backends.posix.knobs import PosixKnobs
 from iotune.core.errors import NotApplicable, UsageError, VerificationError
 from iotune.core.units import parse_size
 from iotune.measuring.data import PAGE, aligned_empty

@@ -3,7 +3,7 @@
 Unlike the other backends this one is not driven slab by slab in the trial's
 process: a trial launches ``nprocs`` ranks (``mpiexec -n N`` from the
 ``mpich`` wheel by default, or ``execution.launcher``) that run
-:mod:`iotune.backends.mpiio_rank`.  Time is the slowest rank's, aggregate
+:mod:`iotune.backends.mpiio.rank`.  Time is the slowest rank's, aggregate
 throughput is all bytes over that time, as IOR reports.  Reads are measured
 apart from writes, after every node evicted the files from its page cache.
 
@@ -27,8 +27,8 @@ from typing import Any
 
 from iotune.backends.base import LaunchedBackend
 from iotune.backends.exports_base import Target, launch_makers, make_all
-from iotune.backends.knobs import MpiioKnobs
 from iotune.backends.layout_exports import layout_makers
+from iotune.backends.mpiio.knobs import MpiioKnobs
 from iotune.core.errors import NotApplicable
 from iotune.core.units import format_size
 from iotune.model.records import HINT_VALUES
@@ -65,7 +65,7 @@ class MpiioBackend(LaunchedBackend):
     knobs = MpiioKnobs
     parameters = MpiioKnobs.names()
     description = "MPI-IO via mpi4py from N launched ranks (IOR / benchio-like)"
-    rank_program = "iotune.backends.mpiio_rank"
+    rank_program = "iotune.backends.mpiio.rank"
 
     @classmethod
     def exports(

@@ -1,4 +1,4 @@
-"""The program every rank of an MPI-IO trial runs: ``python -m iotune.backends.mpiio_rank JOB``.
+"""The program every rank of an MPI-IO trial runs: ``python -m iotune.backends.mpiio.rank JOB``.
 
 Per repeat: build this rank's data (untimed), barrier, time open + writes +
 ``MPI_File_sync`` + close, barrier; one rank per node evicts the files from

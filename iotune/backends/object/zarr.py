@@ -1,6 +1,6 @@
 """Zarr format 3 on an object store, through obstore or fsspec (``client``).
 
-The same arrays as :mod:`iotune.backends.zarr_` (a group with one array
+The same arrays as :mod:`iotune.backends.zarr.backend` (a group with one array
 ``data``), in a store zarr-python reaches through ``zarr.storage.ObjectStore``
 (obstore) or ``FsspecStore`` (s3fs), each request metered
 (:mod:`iotune.objectstore.clients`).  ``request_concurrency`` is zarr's
@@ -15,14 +15,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from iotune.backends import exports_base, object_exports
+from iotune.backends import exports_base
 from iotune.backends.base import Reader, Writer
 from iotune.backends.exports_base import launch_makers, make_all
 from iotune.backends.layout_exports import layout_makers
-from iotune.backends.object_knobs import ZarrObjectKnobs, ZarrStoreKnobs
-from iotune.backends.objectbase import ObjectStoreBackend
+from iotune.backends.object import exports as object_exports
+from iotune.backends.object.base import ObjectStoreBackend
+from iotune.backends.object.knobs import ZarrObjectKnobs, ZarrStoreKnobs
 from iotune.backends.xarray_open import METER_KEY, Chunks
-from iotune.backends.zarr_ import (
+from iotune.backends.zarr.backend import (
     VARIABLE,
     ZarrBackend,
     _quiet,

@@ -18,12 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from iotune.backends import exports_base, object_exports
+from iotune.backends import exports_base
 from iotune.backends.base import Reader, Selection, Writer, check_properties
 from iotune.backends.exports_base import launch_makers, make_all
-from iotune.backends.object_knobs import RawObjectKnobs
-from iotune.backends.objectbase import ObjectStoreBackend
-from iotune.backends.posix import _runs
+from iotune.backends.object import exports as object_exports
+from iotune.backends.object.base import ObjectStoreBackend
+from iotune.backends.object.knobs import RawObjectKnobs
+from iotune.backends.posix.backend import _runs
 from iotune.core.errors import VerificationError
 from iotune.measuring.data import SLAB_BUDGET
 from iotune.model.spec import StorageSpec, Workload

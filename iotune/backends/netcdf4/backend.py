@@ -8,7 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from iotune.backends._hdf5 import (
+from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
+from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
+from iotune.backends.h5py.exports import h5netcdf_open_export
+from iotune.backends.hdf5_family import (
     CACHE_KNOBS,
     FILE_KNOBS,
     WriteCache,
@@ -16,12 +19,9 @@ from iotune.backends._hdf5 import (
     resolve_layout,
     write_cache,
 )
-from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
-from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
-from iotune.backends.h5py_exports import h5netcdf_open_export
-from iotune.backends.knobs import NetCDF4Knobs
 from iotune.backends.layout_exports import layout_makers
-from iotune.backends.netcdf4_exports import netcdf4_loader_open
+from iotune.backends.netcdf4.exports import netcdf4_loader_open
+from iotune.backends.netcdf4.knobs import NetCDF4Knobs
 from iotune.backends.xarray_exports import netcdf4_cache_lines, open_export
 from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.core.errors import NotApplicable, VerificationError

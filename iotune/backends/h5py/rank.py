@@ -1,4 +1,4 @@
-"""The program every rank of a parallel HDF5 trial runs: ``python -m iotune.backends.h5py_rank``.
+"""The program every rank of a parallel HDF5 trial runs: ``python -m iotune.backends.h5py.rank``.
 
 The workload array is cut into one block of steps along its first dimension
 per rank.  Per repeat: barrier, time the collective create (``driver="mpio"``
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from iotune.backends.h5py_ import DATASET
+from iotune.backends.h5py.backend import DATASET
 from iotune.measuring.checksum import checksum
 from iotune.measuring.data import Field, slab_length
 from iotune.mpi.launch import block_of
@@ -40,7 +40,7 @@ class H5Rank(RankProgram):
     def __init__(self, job: dict[str, Any], comm: Any) -> None:
         from mpi4py import MPI
 
-        from iotune.backends.h5py_ import H5pyBackend
+        from iotune.backends.h5py.backend import H5pyBackend
 
         H5pyBackend.import_library()  # the filters (hdf5plugin) before any file opens
         super().__init__(job, comm)
@@ -68,7 +68,7 @@ class H5Rank(RankProgram):
             self.path.unlink()
 
     def _open(self, mode: str) -> Any:
-        from iotune.backends.h5py_ import open_file
+        from iotune.backends.h5py.backend import open_file
 
         options = {"comm": self.comm, "info": self.info}
         return open_file(
@@ -77,7 +77,7 @@ class H5Rank(RankProgram):
 
     def write(self, *, fsync: bool) -> tuple[float, float]:
         """Timed collective create, write of this rank's block, flush and close."""
-        from iotune.backends.h5py_ import create_dataset
+        from iotune.backends.h5py.backend import create_dataset
 
         self.comm.Barrier()
         c0, t0 = time.process_time(), time.perf_counter()
@@ -126,7 +126,7 @@ def check_file(path: Path, params: dict[str, Any], workload: Any) -> str:
     """Check the file's layout and every value with serial h5py; ``""`` when all match."""
     import h5py
 
-    from iotune.backends.h5py_ import H5pyBackend
+    from iotune.backends.h5py.backend import H5pyBackend
     from iotune.core.errors import VerificationError
 
     try:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iotune.backends.exports_base import Target, chunk_shape, codec_of
-from iotune.backends.knobs import NetCDF4Knobs
+from iotune.backends.netcdf4.knobs import NetCDF4Knobs
 from iotune.core.errors import NotApplicable
 from iotune.model import codecs, quantize
 

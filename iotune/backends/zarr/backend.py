@@ -17,12 +17,13 @@ import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
 from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
-from iotune.backends.knobs import XARRAY_KNOBS, ZarrKnobs
+from iotune.backends.knobs import XARRAY_KNOBS
 from iotune.backends.layout_exports import layout_makers
 from iotune.backends.slab_rows import RowBuffer, incomplete_row
 from iotune.backends.xarray_exports import zarr_export
 from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
-from iotune.backends.zarr_exports import zarr_array_code, zarr_config_code, zarr_loader_open
+from iotune.backends.zarr.exports import zarr_array_code, zarr_config_code, zarr_loader_open
+from iotune.backends.zarr.knobs import ZarrKnobs
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.measuring.data import SLAB_BUDGET, write_slab_length

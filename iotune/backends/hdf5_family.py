@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.backends.knobs import XARRAY_KNOBS, H5pyKnobs
+from iotune.backends.h5py.knobs import H5pyKnobs
+from iotune.backends.knobs import XARRAY_KNOBS
 from iotune.backends.slab_rows import incomplete_row
 from iotune.backends.xarray_open import VARIABLE
 from iotune.core.errors import NotApplicable

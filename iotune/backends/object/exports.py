@@ -22,8 +22,9 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from iotune.backends import h5py_exports, xarray_exports
+from iotune.backends import xarray_exports
 from iotune.backends.exports_base import Makers
+from iotune.backends.h5py import exports as h5py_exports
 from iotune.core.errors import NotApplicable
 from iotune.core.units import format_size, parse_chunk_label
 from iotune.model import codecs, quantize

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iotune.backends.exports_base import Target
-from iotune.backends.knobs import PosixKnobs
+from iotune.backends.posix.knobs import PosixKnobs
 from iotune.core.units import format_size
 
 

@@ -18,20 +18,21 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from iotune.backends import exports_base, object_exports
-from iotune.backends._hdf5 import h5netcdf_options, stored_dtype
+from iotune.backends import exports_base
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer
 from iotune.backends.exports_base import launch_makers, make_all
-from iotune.backends.h5py_ import DATASET, H5pyBackend, open_file
-from iotune.backends.h5py_exports import h5py_code
+from iotune.backends.h5py.backend import DATASET, H5pyBackend, open_file
+from iotune.backends.h5py.exports import h5py_code
+from iotune.backends.hdf5_family import h5netcdf_options, stored_dtype
 from iotune.backends.layout_exports import layout_makers
-from iotune.backends.netcdf4_ import NetCDF4Backend
-from iotune.backends.object_knobs import (
+from iotune.backends.netcdf4.backend import NetCDF4Backend
+from iotune.backends.object import exports as object_exports
+from iotune.backends.object.base import ObjectStoreBackend
+from iotune.backends.object.knobs import (
     Hdf5ObjectKnobs,
     Netcdf4ObjectKnobs,
     UploadedFileKnobs,
 )
-from iotune.backends.objectbase import ObjectStoreBackend
 from iotune.backends.xarray_open import METER_KEY, Chunks, closing_on_error, open_with
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.model.spec import StorageSpec, Workload

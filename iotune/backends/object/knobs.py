@@ -13,14 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iotune.backends.knobs import (
-    H5pyKnobs,
-    Knobs,
-    MpiioKnobs,
-    NetCDF4Knobs,
-    ZarrKnobs,
-    combined,
-)
+from iotune.backends.h5py.knobs import H5pyKnobs
+from iotune.backends.knobs import Knobs, combined
+from iotune.backends.mpiio.knobs import MpiioKnobs
+from iotune.backends.netcdf4.knobs import NetCDF4Knobs
+from iotune.backends.zarr.knobs import ZarrKnobs
 
 MiB = 2**20
 

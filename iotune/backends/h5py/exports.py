@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from iotune.backends._hdf5 import READ_SIDE, file_kwargs
 from iotune.backends.exports_base import Target, check_hints, chunk_shape, codec_of
-from iotune.backends.knobs import H5pyKnobs
+from iotune.backends.h5py.knobs import H5pyKnobs
+from iotune.backends.hdf5_family import READ_SIDE, file_kwargs
 from iotune.core.errors import NotApplicable
 from iotune.model import codecs
 from iotune.model.spec import Workload

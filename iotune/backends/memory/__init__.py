@@ -1,0 +1,1 @@
+"""Codecs in memory, no file: the compute-only baseline of a layout."""

@@ -1,0 +1,1 @@
+"""Raw POSIX files (IOR's and fio's knobs): knobs, trials, exports."""

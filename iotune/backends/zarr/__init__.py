@@ -1,0 +1,1 @@
+"""Zarr v3 through zarr-python: knobs, trials, exports."""
