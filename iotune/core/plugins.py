@@ -47,7 +47,9 @@ def registry(group: str, builtins: Mapping[str, str]) -> dict[str, str]:
     table = dict(builtins)
     for name, value, dist in _installed(group):
         if name in builtins:
-            if value != builtins[name]:  # iotune's own entry points repeat the built-ins
+            # iotune's own entry points repeat the built-ins; an editable install's metadata
+            # may name where a built-in lived before an upgrade, and the code's table wins
+            if dist != "iotune" and value != builtins[name]:
                 message = f"{dist} registers {group} {name!r}, a built-in name; it is ignored"
                 warnings.warn(message, PluginWarning, stacklevel=2)
             continue
