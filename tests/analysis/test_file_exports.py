@@ -16,7 +16,7 @@ from iotune.analysis import exports
 from iotune.backends.exports_base import Target
 from iotune.backends.h5py import exports as h5py_exports
 from iotune.backends.netcdf4 import exports as netcdf4_exports
-from iotune.backends.posix.backend import exports as posix_exports
+from iotune.backends.posix import exports as posix_exports
 from iotune.backends.zarr import exports as zarr_exports
 
 TARGET = Target("tas", ("time", "lat", "lon"), (16, 64, 64), "float32")

@@ -8,7 +8,7 @@ every per-rank checksum agrees; only a check of the file itself can tell.
 
 import sys
 
-from iotune.backends.mpiio.backend import rank as mpi_rank
+from iotune.backends.mpiio import rank as mpi_rank
 
 _original = mpi_rank.Rank._plan_stream
 
