@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from iotune.backends.exports_base import Makers, Target, command, structured
+from iotune.backends.exports_base import Makers, Target, command
 from iotune.backends.h5py import exports as h5py_exports
 from iotune.backends.netcdf4 import exports as netcdf4_exports
 from iotune.backends.zarr import exports as zarr_exports
@@ -26,7 +26,7 @@ def layout_makers(settings: Mapping[str, Any], target: Target) -> Makers:
     """The xarray, netCDF4-python, nccopy and h5repack exports of a point's layout."""
     nc, zarr = netcdf4_exports, zarr_exports
     return {
-        "xarray_netcdf4_encoding": lambda: structured(nc.xarray_netcdf4_encoding(settings, target)),
+        "xarray_netcdf4_encoding": lambda: nc.xarray_netcdf4_export(settings, target),
         "xarray_zarr_encoding": lambda: {
             "text": zarr.zarr_encoding_code(settings, target),
             "value": zarr.xarray_zarr_encoding(settings, target),

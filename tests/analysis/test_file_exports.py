@@ -129,8 +129,9 @@ def test_xarray_reads_with_the_page_buffer_and_cache(tmp_path: Path) -> None:
 def test_zarr_exports_run(tmp_path: Path) -> None:
     import zarr
 
-    settings = {"backend": "zarr", "chunks": "4x32x32", "shards": "8x64x64", "codec": "none"}
-    settings |= {"shard_index": "start", "quantize": "bitround:8", "request_concurrency": 4}
+    settings = {"backend": "zarr", "chunks": "4x32x32", "shards": "8x64x64", "codec": "zstd"}
+    settings |= {"level": 3, "shard_index": "start", "quantize": "bitround:8"}
+    settings |= {"request_concurrency": 4}
     settings |= {"write_empty_chunks": "off"}
     found = exports.all_exports(settings, TARGET)
     code = found["zarr_config"]["text"] + "\n" + found["zarr_create_array"]["text"]
@@ -138,7 +139,12 @@ def test_zarr_exports_run(tmp_path: Path) -> None:
     run_python(code, tmp_path)
     arr = zarr.open_array(str(tmp_path / "z.zarr"))
     meta = arr.metadata.to_dict()
-    assert meta["codecs"][0]["configuration"]["index_location"] == "start"
+    sharding = meta["codecs"][0]["configuration"]
+    assert sharding["index_location"] == "start"
+    # the pick's inner chunks and codec, not zarr's defaults
+    assert list(sharding["chunk_shape"]) == [4, 32, 32]
+    inner = {c["name"]: c.get("configuration", {}) for c in sharding["codecs"]}
+    assert inner["zstd"]["level"] == 3
     assert [f.to_dict()["configuration"]["keepbits"] for f in arr.filters] == [8]
 
 

@@ -37,6 +37,20 @@ def xarray_netcdf4_encoding(settings: Mapping[str, Any], target: Target) -> dict
     return {target.variable: encoding}
 
 
+def xarray_netcdf4_export(settings: Mapping[str, Any], target: Target) -> dict[str, Any]:
+    """The encoding to paste, with the ``to_netcdf`` call when the file format is not
+    xarray's default and a note for the fill mode, which xarray cannot turn off."""
+    value = xarray_netcdf4_encoding(settings, target)
+    lines = [f"encoding = {value!r}"]
+    fmt = settings.get("format")
+    if fmt and fmt != "NETCDF4":
+        lines.append(f"ds.to_netcdf(path, format={fmt!r}, engine='netcdf4', encoding=encoding)")
+    if NetCDF4Knobs.of(settings).fill == "off":
+        lines.append("# fill=off: xarray cannot turn netCDF's fill mode off; the netCDF4-python")
+        lines.append("# export below does (fill_value=False)")
+    return {"text": "\n".join(lines), "value": value}
+
+
 def netcdf4_create_variable(settings: Mapping[str, Any], target: Target) -> dict[str, Any]:
     """Keyword arguments of ``netCDF4.Dataset.createVariable`` beyond name, dtype, dims."""
     kwargs = dict(codecs.netcdf4_encoding(codec_of(settings)))

@@ -70,19 +70,29 @@ def zarr_config_code(settings: Mapping[str, Any]) -> str:
 
 
 def zarr_array_code(settings: Mapping[str, Any], target: Target) -> str:
-    """``zarr.create_array`` with quantising filters and the shard index location."""
+    """``zarr.create_array`` with every array-level knob: chunks, shards and their index
+    location, compressors and quantising filters (the config knobs: :func:`zarr_config_code`).
+    """
     q = quantize.Quantize.from_params(settings)
     index = settings.get("shard_index")
     if not q.lossy and not index:
         raise NotApplicable("neither quantisation nor a shard index location was set")
     args = ["store", f"shape={tuple(target.shape)}", f"dtype={target.dtype!r}"]
-    if index and settings.get("shards") not in (None, "none"):
-        shape = tuple(int(n) for n in str(settings["shards"]).split("x"))
-        args.append(f"shards={{'shape': {shape}, 'index_location': {index!r}}}")
+    chunks = chunk_shape(settings)
+    if chunks != "auto":
+        args.append(f"chunks={tuple(target.shape if chunks == 'contiguous' else chunks)}")
+    if settings.get("shards") not in (None, "none"):
+        shape = parse_chunk_label(str(settings["shards"]))
+        where = f", 'index_location': {index!r}" if index else ""
+        args.append(f"shards={{'shape': {shape}{where}}}")
+    made = [
+        call.code() for call in codecs.zarr_codecs(codec_of(settings), itemsize=target.itemsize)
+    ]
+    args.append(f"compressors=({', '.join(made)}{',' if len(made) == 1 else ''})")
     if q.lossy:
-        (made,) = quantize.zarr_filters(q)
+        (lossy,) = quantize.zarr_filters(q)
         args.append(
-            f"filters=[zarr.codecs.numcodecs.{type(made).__name__}(**{made.codec_config!r})]"
+            f"filters=[zarr.codecs.numcodecs.{type(lossy).__name__}(**{lossy.codec_config!r})]"
         )
     return (
         "import zarr\nimport zarr.codecs.numcodecs\narr = zarr.create_array("
