@@ -523,7 +523,7 @@ def test_zarr_export_builds_the_compressors_the_zarr_backend_stored(codec, tmp_p
 
 @pytest.mark.parametrize("codec", EVERY_CODEC)
 def test_memory_backend_compresses_chunks_to_the_zarr_backends_bytes(codec, tmp_path):
-    from iotune.backends.memory.backend import backend as memory
+    from iotune.backends.memory import backend as memory
     from iotune.backends.zarr.backend import ZarrBackend
 
     params = {"chunks": CHUNKS, **_params(codec)}
