@@ -233,7 +233,6 @@ class Objective:
             max_ratio_loss=search.max_ratio_loss,
             max_error=search.max_error,
             min_digits=search.min_digits,
-            readers=search.readers or None,
         )
 
     @property

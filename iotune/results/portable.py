@@ -9,15 +9,22 @@ backend's (``Backend.readers``), which need a plugin for a codec the codec table
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 from iotune.backends import readability, reader_names
 from iotune.core.errors import RecommendError
 from iotune.model.readers import ALL, check_reader_names
 
-if TYPE_CHECKING:
-    from iotune.results.objective import Candidate
+
+class _Point(Protocol):
+    """A ranked point (:class:`iotune.results.objective.Candidate`): its effective settings."""
+
+    @property
+    def settings(self) -> Mapping[str, Any]: ...
+
+
+Candidate = TypeVar("Candidate", bound=_Point)
 
 
 def flag(readers: Sequence[str]) -> str:
@@ -41,7 +48,8 @@ def keep_readable(
     if not readers:
         return list(cands), ""
     check_reader_names(readers, reader_names())
-    kept, left = [], []
+    kept: list[Candidate] = []
+    left: list[Candidate] = []
     for cand in cands:
         (left if readability(cand.settings).blocks(readers) else kept).append(cand)
     codecs = ", ".join(dict.fromkeys(str(c.settings.get("codec")) for c in left))
@@ -52,5 +60,5 @@ def keep_readable(
         )
     if not left:
         return kept, ""
-    points = "point" if len(left) == 1 else "points"
-    return kept, f"{flag(readers)}: left out {len(left)} {points} whose codec needs a plugin ({codecs})"
+    points = f"{len(left)} point{'' if len(left) == 1 else 's'}"
+    return kept, f"{flag(readers)}: left out {points} whose codec needs a plugin ({codecs})"
