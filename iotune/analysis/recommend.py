@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 from iotune.analysis import exports
 from iotune.analysis.cost import whole_cost
 from iotune.analysis.points import hints_of, storage_of, target_of
+from iotune.backends import readability
 from iotune.core.errors import RecommendError
 from iotune.model.objective import Objective
+from iotune.model.readers import Readability
 from iotune.results import ties
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.batches import batches_of, loader_figures
@@ -96,6 +98,10 @@ class Recommendation:
     #: with) and its speedup rows on every metric (:mod:`iotune.analysis.cost`)
     cost_against: str = ""
     cost: list[dict[str, Any]] = field(default_factory=list)
+    #: who opens the pick without plugins and who needs which plugin
+    #: (:class:`iotune.model.readers.Readability`), and what ``--portable`` left out
+    readers: Readability | None = None
+    portable_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -250,6 +256,8 @@ def recommend_with(
         baseline_layouts=layouts(ds),
         baselines_missing=not_measured(ds),
         batches=loader_figures(ds, winner.coords),
+        readers=readability(winner.settings),
+        portable_note=ranking.note,
     )
 
 

@@ -80,8 +80,12 @@ def render_text(rec: Recommendation) -> str:
             shown.append(f"stored size <= {format_size(limits['max_size'])}")
         if "max_ratio_loss" in limits:
             shown.append(f"compression ratio at most {limits['max_ratio_loss']:.0%} below the best")
+        if "readers" in limits:
+            shown.append(f"readers {', '.join(limits['readers'])} open the codec without plugins")
         lines.append(f"constraints: {', '.join(shown)}")
+    lines += [rec.portable_note] if rec.portable_note else []
     lines += _candidate_lines("winner", rec.winner)
+    lines += [f"{'':<11} {line}" for line in _readers_lines(rec)]
     if rec.batches:
         lines.append(
             f"{'':<11} batches: {format_number(rec.batches['samples_per_s'])} samples/s, "
@@ -150,8 +154,14 @@ def render_summary(rec: Recommendation, *, width: int = WIDTH) -> list[str]:
             initial_indent="  ",
             subsequent_indent="    ",
         )
+    # not wrapped: a line's command is pasted whole
+    lines += [f"  {note}" for note in [rec.portable_note, *_readers_lines(rec)] if note]
     lines.append(f"  (more: iotune recommend {flag})")
     return lines
+
+
+def _readers_lines(rec: Recommendation) -> list[str]:
+    return rec.readers.lines() if rec.readers is not None else []
 
 
 def _candidate_lines(role: str, cand: Candidate) -> list[str]:

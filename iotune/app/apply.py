@@ -227,7 +227,7 @@ def apply_with(
             client.close()
             if cluster is not None:
                 cluster.close()
-    report = replace(report, engine=engine.text())
+    report = replace(report, engine=engine.text(), readers=_readers(layout, ds, objective))
     if wanted and on_a_store(job):
         report.after = {"skipped": "the patterns are not measured on object stores yet"}
         return report
@@ -293,6 +293,16 @@ def chosen_layout(
     if backend not in HDF5:  # the HDF5 file-level knobs travel only to an HDF5 file
         found = {k: v for k, v in found.items() if k not in HDF5_KNOBS}
     return layout_of(found, dims=dims, backend=backend)
+
+
+def _readers(layout: Layout, ds: xr.Dataset | None, objective: Objective | None) -> dict[str, Any]:
+    """Who opens the target without plugins, and what ``--portable`` left out of the pick."""
+    from iotune.backends import readability
+
+    found = readability({"backend": layout.backend, "codec": layout.codec.name}).to_dict()
+    if ds is not None and objective is not None and objective.readers:
+        found["note"] = ds.iotune.rank_by(objective).note
+    return found
 
 
 def _results(results: str | Path | xr.Dataset) -> xr.Dataset:

@@ -11,7 +11,11 @@ from typing import TYPE_CHECKING
 from iotune.core.plugins import load, registry
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from iotune.backends.base import Backend
+    from iotune.model.readers import Readability
 
 GROUP = "iotune.backends"
 #: iotune's own formats; plugins add theirs through entry points
@@ -71,3 +75,21 @@ def get_backend(name: str) -> type[Backend]:
         its plugin does not import.
     """
     return load(GROUP, name, BUILTINS)
+
+
+def readability(settings: Mapping[str, Any]) -> Readability:
+    """Who opens what ``settings`` store (``backend``, ``codec``) as is, who needs a plugin.
+
+    A format that declares no readers (raw bytes) gives an empty :class:`Readability`.
+    """
+    from iotune.model.readers import Readability
+
+    readers = get_backend(str(settings["backend"])).readers
+    codec = str(settings.get("codec") or "none")
+    return Readability.of(codec, readers) if readers else Readability(codec)
+
+
+def reader_names() -> tuple[str, ...]:
+    """Every reader the registered formats declare, once each, in their order."""
+    names = (n for b in backend_names() for g in get_backend(b).readers for n in g.names)
+    return tuple(dict.fromkeys(names))

@@ -27,6 +27,7 @@ from iotune.backends import exports_base
 from iotune.backends.knobs import Knobs
 from iotune.backends.xarray_open import Chunks
 from iotune.measuring.access import Selection
+from iotune.model.readers import ReaderGroup
 from iotune.model.records import TrialResult, TrialTask
 from iotune.model.spec import StorageSpec, Workload
 
@@ -96,6 +97,8 @@ class Backend(ABC):
     io_bound: ClassVar[bool] = True
     #: nothing reaches a file system: no fsync, no page cache
     in_memory: ClassVar[bool] = False
+    #: the programs that open what it stores, by how they find filters (none: raw bytes)
+    readers: ClassVar[tuple[ReaderGroup, ...]] = ()
 
     @classmethod
     def available(cls) -> tuple[bool, str]:

@@ -117,6 +117,16 @@ def _objective(p: argparse.ArgumentParser) -> None:
         "--max-error", help="largest absolute error quantisation may add (lossy needs a limit)"
     )
     p.add_argument("--min-digits", help="significant digits every quantised value must keep")
+    p.add_argument(
+        "--portable",
+        action="store_const",
+        const="all",
+        dest="readers",
+        help="only codecs every reader of the format opens without plugins (zlib, none)",
+    )
+    p.add_argument(
+        "--readers", help="only codecs these readers open without plugins, e.g. ncdump,h5netcdf"
+    )
 
 
 def _run_parser(sub: Any) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from iotune.convert.lossy import Tolerance
 from iotune.convert.source import Source, source_chunks, source_codec
 from iotune.core.units import chunk_label, format_duration, format_size
+from iotune.model.readers import readers_lines
 
 
 @dataclass
@@ -35,6 +36,9 @@ class ApplyReport:
     #: the read patterns timed on the source and the target after the conversion
     #: (:mod:`iotune.convert.after`); None when not measured
     after: dict[str, Any] | None = None
+    #: who opens the target without plugins, who needs which (``Readability.to_dict``),
+    #: and what ``--portable`` left out (``note``); None when not known
+    readers: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,6 +72,7 @@ class ApplyReport:
         )
         if self.engine:
             lines.append(f"  engine: {self.engine}")
+        lines += [f"  {line}" for line in readers_lines(self.readers)]
         if self.after is not None:
             from iotune.convert.after import after_text
 

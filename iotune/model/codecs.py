@@ -28,6 +28,29 @@ HDF5_SHUFFLE_FILTER = 2
 
 
 @dataclass(frozen=True)
+class Plugin:
+    """What a family of readers needs before it decodes a codec, and how to get it."""
+
+    name: str
+    hint: str
+
+
+#: reader families, by how they find a filter: the HDF5 C library's plugin path (netCDF-C,
+#: the HDF5 tools), or filters registered by ``import hdf5plugin`` (h5py, h5netcdf);
+#: zarr-python 3 decodes every codec below itself (numcodecs is one of its dependencies)
+HDF5_C, HDF5PLUGIN, ZARR_PYTHON = "hdf5-c", "hdf5plugin", "zarr-python"
+_PLUGIN_PATH = "python -c 'import hdf5plugin; print(hdf5plugin.PLUGIN_PATH)'"
+
+
+def _hdf5_plugins(family: str, fid: int) -> dict[str, Plugin]:
+    path = f"export HDF5_PLUGIN_PATH=$({_PLUGIN_PATH})"
+    return {
+        HDF5_C: Plugin(f"the HDF5 {family} filter plugin (id {fid})", path),
+        HDF5PLUGIN: Plugin("hdf5plugin", "pip install hdf5plugin, then import hdf5plugin first"),
+    }
+
+
+@dataclass(frozen=True)
 class Family:
     """How each library names one compressor family."""
 
@@ -42,6 +65,11 @@ FAMILIES: dict[str, Family] = {
     "bzip2": Family(307, ("BZip2", "blocksize"), ("BZ2", "numcodecs.bz2"), "BZ2"),
     "zstd": Family(32015, ("Zstd", "clevel"), ("ZstdCodec", "zstd"), "Zstd"),
     "blosc": Family(32001, ("Blosc", "clevel"), ("BloscCodec", "blosc"), "Blosc"),
+}
+#: compressor family -> reader family -> the plugin it needs to decode it: HDF5 has deflate
+#: (zlib) and shuffle built in, no other filter; zarr-python 3 has every family
+PLUGINS: dict[str, dict[str, Plugin]] = {
+    name: _hdf5_plugins(name, FAMILIES[name].hdf5_filter) for name in ("bzip2", "zstd", "blosc")
 }
 #: byte shuffle ahead of a compressor, as zarr.codecs (and numcodecs) name it
 ZARR_SHUFFLE = ("Shuffle", "numcodecs.shuffle")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from iotune.core.errors import RecommendError
 from iotune.core.units import parse_size
+from iotune.model.readers import parse_readers
 
 if TYPE_CHECKING:
     from iotune.model.spec import SearchSpec
@@ -151,6 +152,10 @@ class Objective:
         kept); without either no quantised configuration is picked.
     alpha
         Significance level of the winner against the runner-up.
+    readers
+        Readers the pick must open without plugins (``ncdump``, ``h5netcdf``, ...;
+        ``all``: every reader of its format, ``--portable``); names are checked
+        against the formats' readers when ranking.
 
     Text as people type it (``"64MiB"``, ``"write=1,read:spatial=2"``) goes
     through :meth:`parse`.
@@ -168,6 +173,7 @@ class Objective:
     max_error: float | None = None
     min_digits: int | None = None
     alpha: float = ALPHA
+    readers: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.metric is not None and self.weights is not None:
@@ -183,6 +189,7 @@ class Objective:
         object.__setattr__(self, "max_error", parse_max_error(self.max_error))
         object.__setattr__(self, "min_digits", parse_min_digits(self.min_digits))
         check_alpha(self.alpha)
+        object.__setattr__(self, "readers", parse_readers(self.readers))
 
     @classmethod
     def parse(
@@ -195,6 +202,7 @@ class Objective:
         max_error: float | str | None = None,
         min_digits: int | str | None = None,
         alpha: float = ALPHA,
+        readers: str | Sequence[str] | None = None,
     ) -> Objective:
         """The objective from options as people give them (text or numbers).
 
@@ -213,6 +221,7 @@ class Objective:
             max_error=parse_max_error(max_error),
             min_digits=parse_min_digits(min_digits),
             alpha=alpha,
+            readers=parse_readers(readers),
         )
 
     @classmethod
@@ -234,6 +243,7 @@ class Objective:
             "max_ratio_loss": self.max_ratio_loss,
             "max_error": self.max_error,
             "min_digits": self.min_digits,
+            "readers": list(self.readers) if self.readers else None,
         }
         return {k: v for k, v in given.items() if v is not None}
 

@@ -5,8 +5,8 @@ one metric (``write``, ``read:<pattern>``) or weights over several
 (``"write=1,read:timeseries=3"``), with its limits and ``alpha``.  A configuration's
 score is the weighted geometric mean of its median throughputs, each relative to the
 best median of that metric, so metrics in different ranges count by their weights
-alone.  Constraints (``max_size``, ``max_ratio_loss``, ``max_error``, ``min_digits``)
-remove candidates first.
+alone.  Constraints (``max_size``, ``max_ratio_loss``, ``max_error``, ``min_digits``,
+and ``readers``, :mod:`iotune.results.portable`) remove candidates first.
 
 Whether the winner beats the runner-up beyond noise is a one-sided Mann-Whitney U test
 over their repeats (:func:`compare`, giving a :class:`iotune.results.stats.Separation`):
@@ -38,6 +38,7 @@ from iotune.model.objective import (
     split_metric,
 )
 from iotune.results.lossy import lossless_or_within
+from iotune.results.portable import keep_readable
 from iotune.results.stats import Separation, nanmedian, separate, spread
 
 __all__ = [
@@ -108,6 +109,8 @@ class Ranking:
     candidates: list[Candidate]
     ranked: list[Candidate]
     alpha: float = ALPHA
+    #: what the portability limit left out, in one line (empty: nothing)
+    note: str = ""
 
     @property
     def best(self) -> Candidate:
@@ -227,10 +230,11 @@ def rank(goal: Objective, cands: list[Candidate], alpha: float | None = None) ->
     alpha = goal.alpha if alpha is None else alpha
     check_alpha(alpha)
     weights = goal.weights or {}
-    kept = ranked(constrain(cands, goal.limits))
+    readable, note = keep_readable(cands, goal.readers)
+    kept = ranked(constrain(readable, goal.limits))
     if len(kept) > 1:
         kept[0].separation = compare(kept[0], kept[1], weights, alpha)
-    return Ranking(goal, cands, kept, alpha)
+    return Ranking(goal, cands, kept, alpha, note)
 
 
 def repeat_scores(

@@ -138,7 +138,7 @@ def pick_dict(ds: xr.Dataset) -> dict[str, Any]:
     if rec is None:
         return {}
     found = rec.to_dict()
-    keys = ("weights", "keep", "keep_text", "tie_note", "cost_against", "cost")
+    keys = ("weights", "keep", "keep_text", "tie_note", "cost_against", "cost", "readers")
     return {"winner": rec.winner.label, **{k: found[k] for k in keys}}
 
 

@@ -43,6 +43,8 @@ from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.measuring.data import SLAB_BUDGET, write_slab_length
 from iotune.model import codecs
+from iotune.model.codecs import HDF5_C, HDF5PLUGIN
+from iotune.model.readers import ReaderGroup
 from iotune.model.records import HINT_VALUES
 from iotune.model.spec import StorageSpec, Workload
 from iotune.mpi.launch import TYPED_HINTS
@@ -185,6 +187,7 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
     knobs = H5pyKnobs
     parameters = H5pyKnobs.names()
     description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
+    readers = (ReaderGroup(HDF5_C, ("h5dump", "h5repack")), ReaderGroup(HDF5PLUGIN, ("h5py",)))
     rank_program = "iotune.backends.h5py.rank"
 
     @classmethod

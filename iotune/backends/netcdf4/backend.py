@@ -28,6 +28,8 @@ from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.measuring.data import SLAB_BUDGET, write_slab_length
 from iotune.model import codecs, quantize
+from iotune.model.codecs import HDF5_C, HDF5PLUGIN
+from iotune.model.readers import ReaderGroup
 from iotune.model.spec import StorageSpec, Workload
 
 VARIABLE = "data"
@@ -160,6 +162,10 @@ class NetCDF4Backend(SlabBackend):
     knobs = NetCDF4Knobs
     parameters = NetCDF4Knobs.names()
     description = "netCDF4 (HDF5) files via netCDF4-python"
+    readers = (
+        ReaderGroup(HDF5_C, ("ncdump", "nccopy", "netcdf4-python", "xarray-netcdf4")),
+        ReaderGroup(HDF5PLUGIN, ("h5netcdf", "xarray-h5netcdf", "h5py")),
+    )
 
     @classmethod
     def loader_open(cls, target: Target) -> tuple[str, list[str]]:

@@ -141,6 +141,7 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
     description = "HDF5 (h5py) written locally, uploaded, read by h5py through fsspec"
     #: the library that writes the local file
     writer: ClassVar[type[SlabBackend]] = H5pyBackend
+    readers = H5pyBackend.readers
 
     @classmethod
     def exports(
@@ -243,6 +244,7 @@ class Netcdf4ObjectBackend(Hdf5ObjectBackend):
     parameters = Netcdf4ObjectKnobs.names()
     description = "netCDF-4 written locally (netCDF4), uploaded, read by h5py through fsspec"
     writer = NetCDF4Backend
+    readers = NetCDF4Backend.readers
 
     @classmethod
     def exports(

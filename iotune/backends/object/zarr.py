@@ -107,6 +107,7 @@ class ZarrObjectBackend(ObjectStoreBackend):
     parameters = ZarrObjectKnobs.names()
     inapplicable = ZarrBackend.inapplicable
     description = "Zarr format 3 on object storage via zarr's ObjectStore or FsspecStore"
+    readers = ZarrBackend.readers
 
     @classmethod
     def exports(

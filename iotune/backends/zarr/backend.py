@@ -28,6 +28,8 @@ from iotune.core.errors import NotApplicable, VerificationError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.measuring.data import SLAB_BUDGET, write_slab_length
 from iotune.model import codecs, quantize
+from iotune.model.codecs import ZARR_PYTHON
+from iotune.model.readers import ReaderGroup
 from iotune.model.spec import StorageSpec, Workload
 
 VARIABLE = "data"
@@ -234,6 +236,8 @@ class ZarrBackend(SlabBackend):
     knobs = ZarrKnobs
     parameters = ZarrKnobs.names()
     description = "Zarr format 3 directory stores via zarr-python"
+    #: Zarr format 3 with numcodecs' codecs: other Zarr implementations may lack some
+    readers = (ReaderGroup(ZARR_PYTHON, ("zarr-python", "xarray-zarr")),)
     inapplicable = ("chunk_cache",)
 
     @classmethod
