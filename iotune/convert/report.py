@@ -60,7 +60,7 @@ class ApplyReport:
         return asdict(self)
 
     def text(self) -> str:
-        lines = [STATES[self.state].format(target=self.target)] if self.state else []
+        lines = [self._state()] if self.state else []
         lines += [f"applied {self.settings}", f"  {self.source} -> {self.target}"]
         for var in self.variables:
             lines.append(
@@ -96,6 +96,12 @@ class ApplyReport:
 
             lines += after_text(self.after)
         return "\n".join(lines)
+
+    def _state(self) -> str:
+        done = f"{self.target}: the conversion finished and was verified"
+        if self.state == "measured":
+            return f"{done}, and measured after; nothing to do"
+        return done + ("; measured after now" if self.after is not None else "")
 
 
 def describe(
@@ -198,13 +204,6 @@ def _not_default(found: dict[str, Any], settings: str) -> dict[str, Any]:
         if knob in given or (default is not None and value != default):
             shown[knob] = value
     return shown
-
-
-#: the first line of a resumed apply that found the conversion done
-STATES = {
-    "finished": "{target}: the conversion finished and was verified; measured after now",
-    "measured": "{target}: the conversion finished, was verified and measured after; nothing to do",
-}
 
 
 def _count(n: int, noun: str) -> str:

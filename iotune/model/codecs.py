@@ -422,7 +422,8 @@ def codec_of_encoding(encoding: Mapping[str, Any]) -> Codec:
         cname = str(blosc.get("compressor", "")).removeprefix("blosc_")
         shuffles = {code: name for name, (code, _) in BLOSC_SHUFFLE.items()}
         level = encoding.get("complevel")
-        return Codec(f"blosc-{'blosclz' if cname == 'lz' else cname}", level, shuffles[blosc["shuffle"]])
+        name = f"blosc-{'blosclz' if cname == 'lz' else cname}"
+        return Codec(name, level, shuffles[blosc["shuffle"]])
     for family in ("zstd", "bzip2", "zlib"):
         if encoding.get(family):
             return Codec(family, encoding.get("complevel"), shuffle)
@@ -454,4 +455,6 @@ def _codec_of_chain(chain: list[Any]) -> Codec:
             found = Codec(family, level, "none")
     if found is None:
         return Codec("none")
-    return Codec(found.name, found.level, shuffle if found.info.family != "blosc" else found.shuffle)
+    if found.info.family == "blosc":  # blosc shuffles inside its own codec
+        return found
+    return Codec(found.name, found.level, shuffle)

@@ -149,7 +149,7 @@ def test_zarr_shards_are_written(cf_source: Path, tmp_path: Path) -> None:
     assert_same_data(cf_source, target)
     array = zarr.open_array(target / "tas", mode="r")
     assert array.chunks == (8, 8, 8) and array.shards == (16, 16, 24)  # x: 3 chunks cover 24
-    assert report.variables[0]["codec_after"] == "ZstdCodec in shards of 16x16x24"
+    assert report.variables[0]["codec_after"] == "zstd 4 in shards of 16x16x24"
 
 
 def test_shards_must_hold_whole_chunks() -> None:
