@@ -18,7 +18,7 @@ from iotune.convert.source import Source, source_chunks
 from iotune.core.errors import NotApplicable
 from iotune.core.units import chunk_label, format_duration, format_size
 from iotune.model import parameters
-from iotune.model.codecs import codec_of_encoding, codec_text
+from iotune.model.codec_names import codec_of_encoding, codec_text
 
 if TYPE_CHECKING:
     import xarray as xr
