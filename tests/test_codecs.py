@@ -619,3 +619,34 @@ def test_netcdf4_backend_and_export_write_the_same_filters(
         with netCDF4.Dataset(tmp_path / path) as nc:
             filters.append(nc.variables["data"].filters())
     assert filters[0] == filters[1]
+
+
+def _every_codec() -> list[Codec]:
+    from iotune.model.codecs import CODECS
+
+    found = [Codec("none")]
+    for name, info in CODECS.items():
+        shuffles = ("none", "byte", "bit") if info.family == "blosc" else ("none", "byte")
+        found += [Codec(name, info.default_level, s) for s in shuffles if info.family != "none"]
+    return found
+
+
+@pytest.mark.parametrize("codec", _every_codec(), ids=lambda c: f"{c.name}-{c.shuffle}")
+def test_what_a_library_reports_reads_back_as_the_codec_written(codec: Codec) -> None:
+    """The reverse lookup: zarr's codec objects and netCDF4's filters() name the codec."""
+    from iotune.model.codec_names import codec_of_encoding, codec_text
+    from iotune.model.codecs import netcdf4_expected_filters, zarr_compressors
+
+    stored = {"compressors": zarr_compressors(codec, itemsize=4) or ()}
+    assert codec_of_encoding(stored) == codec
+    if codec.info.family not in ("bzip2", "zstd") or codec.shuffle == "none":
+        assert codec_of_encoding(netcdf4_expected_filters(codec)) == codec
+    shown = codec_text(codec)
+    assert shown == "none" or shown.startswith(f"{codec.name} {codec.level}")
+
+
+def test_a_compressor_iotune_does_not_name_is_refused_by_name() -> None:
+    from iotune.model.codec_names import codec_of_encoding
+
+    with pytest.raises(NotApplicable, match="'lzf' is not a codec iotune names"):
+        codec_of_encoding({"compression": "lzf"})

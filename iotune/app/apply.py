@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.convert.after import measure_after, read_patterns, record_path
+from iotune.convert.after import measure_after, measured_record, read_patterns, record_path
 from iotune.convert.cluster import DEFAULT_WORKERS, connect
 from iotune.convert.convert import DEFAULT_MAX_MEM, Job
 from iotune.convert.engines import choose
@@ -227,10 +227,16 @@ def apply_with(
             client.close()
             if cluster is not None:
                 cluster.close()
-    report = replace(report, engine=engine.text(), readers=_readers(layout, ds, objective))
+    report = replace(
+        report, engine=report.engine or engine.text(), readers=_readers(layout, ds, objective)
+    )
     if wanted and on_a_store(job):
         report.after = {"skipped": "the patterns are not measured on object stores yet"}
         return report
+    if report.state == "finished":  # resumed after the rename: measured already, or now
+        found = measured_record(job.target, report.to_dict())
+        if found is not None or not wanted:
+            return replace(report, state="measured" if found else "finished", after=found)
     record_path(job.target).unlink(missing_ok=True)  # a replaced target's record is stale
     if wanted:
         report.after = measure_after(ds, job, report, patterns=wanted)

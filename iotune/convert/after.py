@@ -83,6 +83,21 @@ def record_path(target: Path) -> Path:
     return target.with_name(target.name + SUFFIX)
 
 
+def measured_record(target: Path, conversion: dict[str, Any]) -> dict[str, Any] | None:
+    """The record beside ``target`` of the conversion ``conversion`` (a report's ``to_dict``),
+    or None: no record, or one of an earlier conversion to the same path."""
+    where = record_path(target)
+    if not where.is_file():
+        return None
+    try:
+        record = json.loads(where.read_text())
+    except ValueError:  # torn by a kill while it was written: measure again
+        return None
+    keys = ("settings", "seconds", "bytes_after", "regions")
+    same = all(record.get("conversion", {}).get(k) == conversion.get(k) for k in keys)
+    return dict(record) if same else None
+
+
 def measure_after(
     ds: xr.Dataset | None,
     job: Any,

@@ -21,7 +21,7 @@ from typing import Any
 
 from iotune.convert.blocks import Blocks, index_of, plan
 from iotune.convert.h5_target import HDF5_FORMATS, H5Target, file_params, workload_of
-from iotune.convert.journal import RegionJournal
+from iotune.convert.journal import RegionJournal, finished_report
 from iotune.convert.layout import Layout, check_dtype
 from iotune.convert.lossy import Tolerance, check_variable, tolerance_of
 from iotune.convert.memory import WRITE_CACHE_BYTES, uncached_source
@@ -63,6 +63,8 @@ class Job:
     tolerance: Tolerance | None = None
     #: how the regions cut each variable (None: rows of the region dimension only)
     blocks: Blocks | None = None
+    #: resuming a conversion that finished (verified, renamed): its journal's report
+    finished: dict[str, Any] | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -129,7 +131,7 @@ def prepare(
         A target on an object store: :func:`iotune.convert.store_convert.prepare_any`.
     """
     where = Path(target)
-    if where.exists() and not overwrite:
+    if where.exists() and not (overwrite or resume):
         raise UsageError(f"target {where} exists; pass --overwrite to replace it")
     if not where.parent.is_dir():
         raise UsageError(f"target {where}: the directory {where.parent} does not exist")
@@ -137,6 +139,9 @@ def prepare(
     try:
         job = _job(source, where, layout, variables, max_mem)
         job.tolerance = tolerance_of(layout.lossy, max_error=max_error, min_digits=min_digits)
+        if where.exists() and not overwrite:  # resumed: only a conversion of this job's
+            job.finished = _finished(job)
+            return job
         partial = job.partial
         if partial.exists() and not (resume or overwrite):
             raise UsageError(
@@ -148,6 +153,17 @@ def prepare(
         source.close()
         raise
     return job
+
+
+def _finished(job: Job) -> dict[str, Any]:
+    """The report of the finished conversion the target beside its journal is, else refuse."""
+    found = finished_report(job.journal, job=job.describe())
+    if found is None:
+        raise UsageError(
+            f"target {job.target} exists and {job.journal.name} beside it records no "
+            "finished conversion of this source and configuration; pass --overwrite to replace it"
+        )
+    return found
 
 
 def _job(
@@ -220,6 +236,9 @@ def convert(
     """
     if verify_mode not in VERIFY_MODES:
         raise UsageError(f"--verify: {verify_mode!r}; allowed: {', '.join(VERIFY_MODES)}")
+    if job.finished is not None:  # written, verified and renamed by an earlier run
+        job.source.close()
+        return ApplyReport(**(job.finished | {"state": "finished", "after": None}))
     began = time.monotonic()
     try:
         journal, target = _start(job, resume=resume, overwrite=overwrite)
@@ -244,7 +263,7 @@ def convert(
         job.partial.replace(job.target)
     finally:
         job.source.close()
-    return describe(
+    report = describe(
         job.source,
         job.target,
         settings=job.layout.text(),
@@ -261,6 +280,8 @@ def convert(
         errors={name: meter.result() for name, meter in meters.items()},
         file_properties=properties,
     )
+    journal.finished(report.to_dict())  # after the rename: a target it names is this job's
+    return report
 
 
 def _verify(

@@ -3,7 +3,10 @@
 The first line names the source, the target format and the configuration; resuming
 under another is refused, so finished regions are only ever skipped for the same job.
 A line is written only after the region's data is on disk, so a crash loses at most
-the region in flight, and it is written again on resume.
+the region in flight, and it is written again on resume.  Once the target is verified
+and has its name, a last line holds the conversion's report (``{"finished": ...}``):
+the journal kept beside the target is then the proof that iotune wrote that target
+for this job, so ``--resume`` finishes what came after instead of refusing it.
 """
 
 from __future__ import annotations
@@ -76,7 +79,29 @@ class RegionJournal:
         self._append(entry)
         self.done.add(index)
 
+    def finished(self, report: dict[str, Any]) -> None:
+        """Record the conversion as verified and renamed into place, with its ``report``."""
+        self._append({"finished": report})
+
     def entries(self) -> list[dict[str, Any]]:
         """Every line after the header (for tests and the report)."""
         lines = self.path.read_text().splitlines()[1:]
         return [json.loads(line) for line in lines if line.strip()]
+
+
+def finished_report(path: Path, *, job: dict[str, Any]) -> dict[str, Any] | None:
+    """The report of a finished conversion of ``job`` recorded in the journal at ``path``.
+
+    None when there is no journal, it is another job's, or its conversion did not finish
+    (a target beside it was not made by this job, or not verified).
+    """
+    if not path.is_file():
+        return None
+    lines = [line for line in path.read_bytes().split(b"\n") if line.strip()]
+    try:
+        header, last = json.loads(lines[0]), json.loads(lines[-1])
+    except (IndexError, ValueError):  # empty, or the last line torn: not finished
+        return None
+    if header.get("job") != job or not isinstance(last.get("finished"), dict):
+        return None
+    return dict(last["finished"])

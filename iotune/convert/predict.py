@@ -32,7 +32,7 @@ from iotune.convert import requests
 from iotune.convert.probe import Measured, Probe, probe_read, sweep_measured
 from iotune.convert.regions import COPIES
 from iotune.convert.source import Source
-from iotune.core.units import format_duration, format_size
+from iotune.core.units import format_duration, format_rate, format_size
 
 NOT_MEASURED = "no sweep measured this configuration"
 #: how the time is predicted (see the module's docstring for the measurement behind it)
@@ -104,7 +104,7 @@ class Prediction:
 
 def _rate(probe: dict[str, Any]) -> str:
     rate = probe.get("MiBps")
-    return f"{rate:.0f} MiB/s cold" if rate else "an unmeasured rate"
+    return f"{format_rate(rate)} cold" if rate else "an unmeasured rate"
 
 
 def peak_bytes(job: Any) -> int:
@@ -221,8 +221,9 @@ def _times(
     verify_rate = probe.verify_MiBps or read_rate
     verify_s = checked / MiB / read_rate + checked / MiB / verify_rate
     basis = (
-        f"read at {read_rate:.0f} MiB/s (probe, {probe.cache}), write at {write_rate:.0f} MiB/s "
-        f"(the sweep's), verify at {verify_rate:.0f} MiB/s (decode and compare, probed)"
+        f"read at {format_rate(read_rate)} (probe, {probe.cache}), write at "
+        f"{format_rate(write_rate)} (the sweep's), verify at {format_rate(verify_rate)} "
+        "(decode and compare, probed)"
     )
     return read_s + write_s + verify_s, basis, read_s, write_s, verify_s
 

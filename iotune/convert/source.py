@@ -140,20 +140,6 @@ def source_chunks(var: xr.Variable) -> tuple[int, ...] | str:
     return tuple(int(c) for c in found) if found else "contiguous"
 
 
-def source_codec(var: xr.Variable) -> str:
-    """A source variable's compression in words, for the report."""
-    enc = var.encoding
-    for name in ("zstd", "bzip2", "zlib", "blosc"):
-        if enc.get(name):
-            level = enc.get("complevel")
-            shuffle = " +shuffle" if enc.get("shuffle") else ""
-            return f"{name} {level}{shuffle}" if level is not None else f"{name}{shuffle}"
-    compressors = enc.get("compressors") or ()
-    if compressors:
-        return "+".join(type(c).__name__ for c in compressors)
-    return "none"
-
-
 def own_encoding(var: xr.Variable) -> dict[str, Any]:
     """A netCDF source variable's own storage keywords for ``createVariable``."""
     enc = var.encoding
