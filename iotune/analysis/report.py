@@ -154,8 +154,11 @@ def render_summary(rec: Recommendation, *, width: int = WIDTH) -> list[str]:
             initial_indent="  ",
             subsequent_indent="    ",
         )
-    # not wrapped: a line's command is pasted whole
-    lines += [f"  {note}" for note in [rec.portable_note, *_readers_lines(rec)] if note]
+    # not wrapped: a line's command is pasted whole; the few lines name readers only
+    # when some need a plugin (recommend's full text names them always)
+    needs_plugin = rec.readers is not None and bool(rec.readers.plugins)
+    readers = _readers_lines(rec) if needs_plugin else []
+    lines += [f"  {note}" for note in [rec.portable_note, *readers] if note]
     lines.append(f"  (more: iotune recommend {flag})")
     return lines
 

@@ -58,8 +58,10 @@ def test_the_report_names_codecs_and_knobs_as_a_spec_does(
     lines = out.splitlines()
     for line in expected:
         assert line in lines, out
-    assert not [w for w in LIBRARY_WORDS if w in out], out
-    shown = "\n".join(line for line in lines if str(tmp_path) not in line)
+    # the readers' warnings name the plugin as its users know it (filter id included)
+    described = [line for line in lines if not line.strip().startswith(("warning:", "(--"))]
+    assert not [w for w in LIBRARY_WORDS if w in "\n".join(described)], out
+    shown = "\n".join(line for line in described if str(tmp_path) not in line)
     assert not re.search(r"\b\d{4,}\b", shown), out  # no raw byte counts: sizes in KiB, MiB
 
 
