@@ -25,6 +25,7 @@ import numpy as np
 
 from iotune.backends import exports_base
 from iotune.backends.knobs import Knobs
+from iotune.backends.target import TargetWriter
 from iotune.backends.xarray_open import Chunks
 from iotune.measuring.access import Selection
 from iotune.model.records import TrialResult, TrialTask
@@ -111,6 +112,15 @@ class Backend(ABC):
     @classmethod  # noqa: B027 - most backends need nothing here
     def prepare_process(cls) -> None:
         """Adjust a fresh worker process before the backend's library is imported."""
+
+    @classmethod
+    def apply_target(cls) -> type[TargetWriter] | None:
+        """The writer of ``iotune apply``'s target in this format; None: not an apply target.
+
+        The writer applies every knob of the format a file or store carries and
+        names the ones only a reader sets (:mod:`iotune.backends.target`).
+        """
+        return None
 
     @classmethod
     def launches(cls, params: Mapping[str, Any]) -> bool:
