@@ -143,7 +143,8 @@ class NetcdfTarget(TargetWriter):
     def storage(self, name: str) -> tuple[Any, list[str]]:
         """A variable's chunking and filters as the file reports them."""
         var = self.nc[name]
-        return var.chunking(), var.filters()
+        # a netCDF-3 variable has neither (both None)
+        return var.chunking() or "contiguous", var.filters() or {}
 
     def applied(self) -> dict[str, Any] | None:
         """netCDF-C's alignment while the file was written (the file does not keep it)."""

@@ -128,20 +128,20 @@ class ZarrTarget(TargetWriter):
     def _array(self, name: str, mode: str) -> Any:
         import zarr
 
-        return zarr.open_array(self.path / name, mode=mode, config=self.config)
+        return zarr.open_array(self.path / name, mode=mode)
 
     def write_block(self, name: str, index: tuple[slice, ...], values: np.ndarray) -> None:
-        self._array(name, "r+")[index] = values
+        import zarr
+
+        # open_array takes no array config: zarr's global one is read as the chunks are stored
+        with zarr.config.set({"array.write_empty_chunks": self.config["write_empty_chunks"]}):
+            self._array(name, "r+")[index] = values
 
     def read_block(self, name: str, index: tuple[slice, ...]) -> np.ndarray:
         return np.asarray(self._array(name, "r")[index])
 
     def write(self, name: str, start: int, stop: int, values: np.ndarray) -> None:
-        array = self._array(name, "r+")
-        if array.ndim == 0:
-            array[...] = values
-        else:
-            array[start:stop] = values
+        self.write_block(name, (slice(start, stop),) if values.ndim else (), values)
 
     def read(self, name: str, start: int | None = None, stop: int | None = None) -> np.ndarray:
         array = self._array(name, "r")
@@ -211,14 +211,17 @@ def _encoding(var: Any, plan: TargetPlan) -> dict[str, Any]:
 
 
 def _codec(compressors: Any) -> dict[str, Any]:
-    """``codec`` and ``level`` of the first compressor (``none`` without one)."""
-    if not compressors:
-        return {"codec": "none"}
-    config = compressors[0].to_dict()
-    name = str(config.get("name", "")).removeprefix("numcodecs.")
-    names = {"gzip": "zlib", "bz2": "bzip2"}
+    """``codec``, ``level`` and ``shuffle`` of the compressors (``none`` without one)."""
+    configs = [c.to_dict() for c in compressors or ()]
+    names = [str(c.get("name", "")).removeprefix("numcodecs.") for c in configs]
+    shuffle = "byte" if "shuffle" in names else "none"
+    rest = [(n, c) for n, c in zip(names, configs, strict=True) if n != "shuffle"]
+    if not rest:
+        return {"codec": "none", "shuffle": shuffle}
+    name, config = rest[-1]
+    aliases = {"gzip": "zlib", "bz2": "bzip2"}
     level = config.get("configuration", {}).get("level")
-    return {"codec": names.get(name, name), "level": level}
+    return {"codec": aliases.get(name, name), "level": level, "shuffle": shuffle}
 
 
 def _empty_chunks(array: Any, where: Path) -> str | None:
