@@ -91,6 +91,8 @@ class Backend(ABC):
     #: names (a plugin may declare its ``parameters`` alone)
     knobs: ClassVar[type[Knobs] | None] = None
     description: ClassVar[str] = ""
+    #: ``"module:Class"`` of the format's apply target writer; None: not an apply target
+    target_writer: ClassVar[str | None] = None
     #: parameters accepted (so multi-format sweeps can sweep them) but without effect
     inapplicable: ClassVar[tuple[str, ...]] = ()
     #: trials contend for storage: executors run at most ``per_host`` at once per host
@@ -118,9 +120,16 @@ class Backend(ABC):
         """The writer of ``iotune apply``'s target in this format; None: not an apply target.
 
         The writer applies every knob of the format a file or store carries and
-        names the ones only a reader sets (:mod:`iotune.backends.target`).
+        names the ones only a reader sets (:mod:`iotune.backends.target`).  It is
+        named in :attr:`target_writer` and imported when asked, as a plugin is.
         """
-        return None
+        if cls.target_writer is None:
+            return None
+        import importlib
+
+        module, _, name = cls.target_writer.partition(":")
+        found: type[TargetWriter] = getattr(importlib.import_module(module), name)
+        return found
 
     @classmethod
     def launches(cls, params: Mapping[str, Any]) -> bool:

@@ -152,7 +152,7 @@ class TargetWriter(ABC):
         """Close the target."""
 
     @abstractmethod
-    def storage(self, name: str) -> tuple[Any, list[str]]:
+    def storage(self, name: str) -> tuple[Any, Any]:
         """A variable's chunks and filter names as the file reports them."""
 
     def set_write_cache(self, name: str, size: int) -> None:  # noqa: B027

@@ -37,7 +37,6 @@ from iotune.backends.hdf5_family import (
     write_cache,
 )
 from iotune.backends.layout_exports import layout_makers
-from iotune.backends.target import TargetWriter
 from iotune.backends.xarray_exports import h5netcdf_export
 from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.core.errors import NotApplicable, VerificationError
@@ -184,16 +183,10 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
     library = "h5py"
     suffix = ".h5"
     knobs = H5pyKnobs
+    target_writer = "iotune.backends.h5py.target:H5Target"
     parameters = H5pyKnobs.names()
     description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
     rank_program = "iotune.backends.h5py.rank"
-
-    @classmethod
-    def apply_target(cls) -> type[TargetWriter]:
-        """``iotune apply``'s h5py target (:mod:`iotune.backends.h5py.target`)."""
-        from iotune.backends.h5py.target import H5Target
-
-        return H5Target
 
     @classmethod
     def loader_open(cls, target: Target) -> tuple[str, list[str]]:

@@ -22,7 +22,6 @@ from iotune.backends.hdf5_family import (
 from iotune.backends.layout_exports import layout_makers
 from iotune.backends.netcdf4.exports import netcdf4_loader_open
 from iotune.backends.netcdf4.knobs import NetCDF4Knobs
-from iotune.backends.target import TargetWriter
 from iotune.backends.xarray_exports import netcdf4_cache_lines, open_export
 from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.core.errors import NotApplicable, VerificationError
@@ -159,15 +158,9 @@ class NetCDF4Backend(SlabBackend):
     library = "netCDF4"
     suffix = ".nc"
     knobs = NetCDF4Knobs
+    target_writer = "iotune.backends.netcdf4.target:NetcdfTarget"
     parameters = NetCDF4Knobs.names()
     description = "netCDF4 (HDF5) files via netCDF4-python"
-
-    @classmethod
-    def apply_target(cls) -> type[TargetWriter]:
-        """``iotune apply``'s netcdf4 target (:mod:`iotune.backends.netcdf4.target`)."""
-        from iotune.backends.netcdf4.target import NetcdfTarget
-
-        return NetcdfTarget
 
     @classmethod
     def loader_open(cls, target: Target) -> tuple[str, list[str]]:

@@ -140,7 +140,7 @@ class NetcdfTarget(TargetWriter):
     def close(self) -> None:
         self.nc.close()
 
-    def storage(self, name: str) -> tuple[Any, list[str]]:
+    def storage(self, name: str) -> tuple[Any, Any]:
         """A variable's chunking and filters as the file reports them."""
         var = self.nc[name]
         # a netCDF-3 variable has neither (both None)

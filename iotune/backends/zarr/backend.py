@@ -20,7 +20,6 @@ from iotune.backends.exports_base import Target, is_set, launch_makers, make_all
 from iotune.backends.knobs import XARRAY_KNOBS
 from iotune.backends.layout_exports import layout_makers
 from iotune.backends.slab_rows import RowBuffer, incomplete_row
-from iotune.backends.target import TargetWriter
 from iotune.backends.xarray_exports import zarr_export
 from iotune.backends.xarray_open import Chunks, open_with, resolve_xarray
 from iotune.backends.zarr.exports import zarr_array_code, zarr_config_code, zarr_loader_open
@@ -233,16 +232,10 @@ class ZarrBackend(SlabBackend):
     library = "zarr"
     suffix = ".zarr"
     knobs = ZarrKnobs
+    target_writer = "iotune.backends.zarr.target:ZarrTarget"
     parameters = ZarrKnobs.names()
     description = "Zarr format 3 directory stores via zarr-python"
     inapplicable = ("chunk_cache",)
-
-    @classmethod
-    def apply_target(cls) -> type[TargetWriter]:
-        """``iotune apply``'s zarr target (:mod:`iotune.backends.zarr.target`)."""
-        from iotune.backends.zarr.target import ZarrTarget
-
-        return ZarrTarget
 
     @classmethod
     def loader_open(cls, target: Target) -> tuple[str, list[str]]:

@@ -174,7 +174,7 @@ class ZarrTarget(TargetWriter):
             if codec.get("name") == "sharding_indexed":
                 found["shard_index"] = codec["configuration"]["index_location"]
         for f in array.filters:
-            config: Any = getattr(f, "to_dict", dict)().get("configuration", {})
+            config: Any = dict(getattr(f, "to_dict", dict)()).get("configuration", {})
             if "keepbits" in config:
                 found["quantize"] = f"bitround:{config['keepbits']}"
         found |= _codec(array.compressors)
