@@ -274,3 +274,73 @@ def test_a_private_import_across_folders_is_caught(tmp_path: Path) -> None:
     assert private_imports(source, "iotune.app.session", set(), folders) == [
         "iotune.app.session imports iotune.specfile.overrides._apply"
     ]
+
+
+#: the layers above backends/ that still name a format in a string, by module and name:
+#: each is knowledge a backend should answer (to move there); convert/ and app/apply.py
+#: must stay off this list (issue 40: what you measured is what lands)
+NAMED_BACKENDS_ALLOWED = {
+    ("iotune/specfile/execution.py", "memory"),  # the in-memory backend runs no storage
+    ("iotune/specfile/parse.py", "netcdf4"),  # a spec's default backend
+    ("iotune/darshan_/generate.py", "mpiio"),  # a Darshan module's backend
+    ("iotune/darshan_/generate.py", "posix"),
+    ("iotune/darshan_/generate.py", "h5py"),
+    ("iotune/runner/layouts.py", "netcdf4"),  # each library's own default chunks
+    ("iotune/runner/layouts.py", "netcdf4-object"),
+    ("iotune/runner/layouts.py", "h5py"),
+    ("iotune/runner/layouts.py", "hdf5-object"),
+    ("iotune/runner/layouts.py", "zarr"),
+    ("iotune/runner/layouts.py", "zarr-object"),
+    ("iotune/runner/provenance.py", "h5py"),  # library versions recorded
+    ("iotune/runner/provenance.py", "zarr"),
+    ("iotune/runner/steps.py", "memory"),
+    ("iotune/results/dataset.py", "netcdf4"),  # the results file's own engine
+    ("iotune/results/limit.py", "memory"),
+    ("iotune/app/darshan.py", "h5py"),
+}
+
+
+def named_backends() -> set[tuple[str, str]]:
+    """``(module path, name)`` of every string constant above backends/ that is a built-in name."""
+    from iotune.backends import BUILTINS
+
+    below = {"core", "vocabulary", "primitives", "backends"}
+    found = set()
+    for name, path in modules().items():
+        if name in ENTRY_POINTS or LAYERS[layer_of(name)][0] in below:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in BUILTINS:
+                found.add((str(path.relative_to(PACKAGE.parent)), str(node.value)))
+    return found
+
+
+def test_no_layer_above_backends_names_a_format() -> None:
+    found = named_backends()
+    new = sorted(found - NAMED_BACKENDS_ALLOWED)
+    assert not new, f"ask the backend (get_backend(name)...) instead of naming it: {new}"
+    clean = [p for p, _ in found if p.startswith("iotune/convert/") or p == "iotune/app/apply.py"]
+    assert not clean, clean
+    assert not NAMED_BACKENDS_ALLOWED - found, "remove the entries that no longer name a format"
+
+
+def test_no_module_outside_backends_imports_a_private_backend_module() -> None:
+    wrong = sorted(
+        (name, target)
+        for name, targets in graph().items()
+        if not name.startswith("iotune.backends")
+        for target in targets
+        if target.startswith("iotune.backends")
+        and any(part.startswith("_") and part != "__init__" for part in target.split("."))
+    )
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("fmt", ["netcdf4", "h5py", "zarr", "posix", "memory", "mpiio"])
+def test_each_format_package_holds_its_modules(fmt: str) -> None:
+    held = {p.name for p in (PACKAGE / "backends" / fmt).glob("*.py")}
+    needed = {"knobs.py", "backend.py"} | (
+        {"exports.py"} if fmt not in ("memory", "mpiio") else set()
+    )
+    needed |= {"target.py"} if fmt in ("netcdf4", "h5py", "zarr") else set()
+    assert needed <= held, sorted(needed - held)

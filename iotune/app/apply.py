@@ -18,7 +18,7 @@ from iotune.convert.after import measure_after, measured_record, read_patterns, 
 from iotune.convert.cluster import DEFAULT_WORKERS, connect
 from iotune.convert.convert import DEFAULT_MAX_MEM, Job
 from iotune.convert.engines import choose
-from iotune.convert.layout import FORMATS, HDF5, HDF5_KNOBS, Layout, layout_of, parse_settings
+from iotune.convert.layout import Layout, default_format, layout_of, parse_settings, writable
 from iotune.convert.memory import INTERPRETER_BYTES, data_budget, limit_text
 from iotune.convert.predict import Prediction, predict
 from iotune.convert.report import ApplyReport
@@ -35,9 +35,6 @@ if TYPE_CHECKING:
     import xarray as xr
 
 __all__ = ["ApplyReport", "Prediction", "apply", "apply_with", "chosen_layout"]
-
-#: the format a --settings configuration writes by the target's suffix (else netcdf4)
-SUFFIXES = {".zarr": "zarr", ".h5": "h5py", ".hdf5": "h5py"}
 
 
 def apply(
@@ -187,7 +184,7 @@ def apply_with(
         limit = parse_size(max_mem)
     except ValueError as err:
         raise UsageError(f"--max-mem: {max_mem!r} is not a size like 1GiB") from err
-    engine = choose(layout.backend, executor=executor, scheduler=scheduler)
+    engine = choose(layout.writer, executor=executor, scheduler=scheduler)
     budget = data_budget(limit)
     if engine.where == "a local dask cluster":  # workers share it, each an interpreter
         budget = data_budget(max(limit - DEFAULT_WORKERS * INTERPRETER_BYTES, limit // 2))
@@ -281,8 +278,8 @@ def chosen_layout(
     ds = _results(results) if results is not None else None
     dims = tuple(ds.iotune.workload.get("shape") or ()) if ds is not None else ()
     if settings is not None:
-        given = parse_settings(settings)
-        backend = given.pop("backend", None) or SUFFIXES.get(target.suffix, "netcdf4")
+        given = parse_settings(settings, backend=default_format(target))
+        backend = given.pop("backend", None) or default_format(target)
         return layout_of(given, dims=dims, backend=backend)
     if ds is None:
         raise UsageError("apply: give a RESULTS file, or the configuration with --settings")
@@ -290,15 +287,14 @@ def chosen_layout(
 
     rec = recommend_with(ds, objective or Objective.parse(None), importance=False)
     found: dict[str, Any] = dict(rec.winner.settings)
-    backend = str(found.get("backend") or "netcdf4")
-    if backend not in FORMATS:
+    backend = str(found.get("backend") or default_format(target))
+    if backend not in writable():
         raise UsageError(
             f"apply: the recommendation is for backend {backend!r}; apply writes "
-            f"{', '.join(FORMATS)} (give the configuration with --settings)"
+            f"{', '.join(writable())} (give the configuration with --settings)"
         )
-    if backend not in HDF5:  # the HDF5 file-level knobs travel only to an HDF5 file
-        found = {k: v for k, v in found.items() if k not in HDF5_KNOBS}
-    return layout_of(found, dims=dims, backend=backend)
+    # every knob of the format travels; the run's own parameters (concurrency...) do not
+    return layout_of(found, dims=dims, backend=backend, strict=False)
 
 
 def _readers(layout: Layout, ds: xr.Dataset | None, objective: Objective | None) -> dict[str, Any]:

@@ -25,6 +25,7 @@ import numpy as np
 
 from iotune.backends import exports_base
 from iotune.backends.knobs import Knobs
+from iotune.backends.target import TargetWriter
 from iotune.backends.xarray_open import Chunks
 from iotune.measuring.access import Selection
 from iotune.model.readers import ReaderGroup
@@ -91,6 +92,8 @@ class Backend(ABC):
     #: names (a plugin may declare its ``parameters`` alone)
     knobs: ClassVar[type[Knobs] | None] = None
     description: ClassVar[str] = ""
+    #: ``"module:Class"`` of the format's apply target writer; None: not an apply target
+    target_writer: ClassVar[str | None] = None
     #: parameters accepted (so multi-format sweeps can sweep them) but without effect
     inapplicable: ClassVar[tuple[str, ...]] = ()
     #: trials contend for storage: executors run at most ``per_host`` at once per host
@@ -114,6 +117,22 @@ class Backend(ABC):
     @classmethod  # noqa: B027 - most backends need nothing here
     def prepare_process(cls) -> None:
         """Adjust a fresh worker process before the backend's library is imported."""
+
+    @classmethod
+    def apply_target(cls) -> type[TargetWriter] | None:
+        """The writer of ``iotune apply``'s target in this format; None: not an apply target.
+
+        The writer applies every knob of the format a file or store carries and
+        names the ones only a reader sets (:mod:`iotune.backends.target`).  It is
+        named in :attr:`target_writer` and imported when asked, as a plugin is.
+        """
+        if cls.target_writer is None:
+            return None
+        import importlib
+
+        module, _, name = cls.target_writer.partition(":")
+        found: type[TargetWriter] = getattr(importlib.import_module(module), name)
+        return found
 
     @classmethod
     def launches(cls, params: Mapping[str, Any]) -> bool:

@@ -31,6 +31,8 @@ import yaml
 from iotune.backends import get_backend
 from iotune.backends.base import SlabBackend
 from iotune.convert.after_user import time_user, user_patterns
+from iotune.convert.layout import source_format
+from iotune.convert.source import STORE
 from iotune.core.errors import IotuneError, UsageError
 from iotune.core.units import format_duration
 from iotune.measuring import measure
@@ -138,7 +140,7 @@ def measure_after(
     )
     params = _read_params(ds, job)
     sides = {
-        "source": (_reader("zarr" if job.source.kind == "zarr" else "netcdf4"), source_path),
+        "source": (_reader(source_format(store=job.source.kind == STORE)), source_path),
         "target": (_reader(job.layout.backend), target_path),
     }
     own = user_patterns(ds, near=(target_path.resolve().parent, source_path.resolve().parent))

@@ -19,6 +19,7 @@ from iotune.convert.blocks import index_of
 from iotune.core.errors import UsageError
 
 if TYPE_CHECKING:
+    from iotune.backends.target import TargetPlan, TargetWriter
     from iotune.convert.journal import RegionJournal
 
 logger = logging.getLogger(__name__)
@@ -52,24 +53,31 @@ def connect(scheduler: str | None, *, workers: int, memory: int) -> Any:
 
 
 def write_region(
-    source: str, target: str, parts: Sequence[tuple[str, tuple[slice, ...], dict[str, slice]]]
+    source: str,
+    target: str,
+    parts: Sequence[tuple[str, tuple[slice, ...], dict[str, slice]]],
+    *,
+    writer: type[TargetWriter],
+    plan: TargetPlan,
 ) -> int:
-    """On a worker: copy each ``(name, index, key)`` part of ``source`` into the Zarr ``target``.
+    """On a worker: copy each ``(name, index, key)`` part of ``source`` into ``target``.
 
-    Returns the bytes written.
+    ``target`` is reopened by its format's ``writer`` with the ``plan``'s settings (a
+    Zarr store's ``write_empty_chunks``).  Returns the bytes written.
     """
     import numpy as np
-    import zarr
 
     from iotune.convert.source import open_source
 
     opened = open_source(source)
     written = 0
     try:
+        out = writer.reopen(Path(target), plan, opened.ds)
         for name, index, key in parts:
             block = np.asarray(opened.ds[name].isel(key).values)
-            zarr.open_array(Path(target) / name, mode="r+")[index] = block
+            out.write_block(name, index, block)
             written += block.nbytes
+        out.close()
     finally:
         opened.close()
     return written
@@ -85,6 +93,9 @@ def write_on_cluster(
     """Every region not in ``journal`` as a task; each journalled as it finishes."""
     from distributed import as_completed
 
+    from iotune.convert.targets import plan_of
+
+    plan = plan_of(job.source, job.layout, job.converted)
     pending: dict[Any, Any] = {}
     for region in job.regions:
         if region.index in journal.done:
@@ -95,7 +106,13 @@ def write_on_cluster(
             if key is not None:
                 parts.append((name, index_of(job.source.ds[name].dims, key), key))
         future = client.submit(
-            write_region, str(job.source.path), str(job.partial), parts, pure=False
+            write_region,
+            str(job.source.path),
+            str(job.partial),
+            parts,
+            writer=job.layout.writer,
+            plan=plan,
+            pure=False,
         )
         pending[future] = region
     for future in as_completed(pending):

@@ -19,20 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iotune.backends.target import TargetWriter
 from iotune.convert.blocks import Blocks, index_of, plan
-from iotune.convert.h5_target import HDF5_FORMATS, H5Target, file_params, workload_of
 from iotune.convert.journal import RegionJournal, finished_report
 from iotune.convert.layout import Layout, check_dtype
 from iotune.convert.lossy import Tolerance, check_variable, tolerance_of
 from iotune.convert.memory import WRITE_CACHE_BYTES, uncached_source
-from iotune.convert.nc_target import NetcdfTarget
 from iotune.convert.regions import Region
 from iotune.convert.report import ApplyReport, describe
-from iotune.convert.source import Source, disk_bytes, select_variables
+from iotune.convert.source import FILE, Source, disk_bytes, select_variables
 from iotune.convert.sources import SourceLike, open_sources
+from iotune.convert.targets import open_target
 from iotune.convert.verify import VERIFY_MODES, verify
 from iotune.convert.whole import Rows, copy_whole, plan_whole
-from iotune.convert.zarr_target import ZarrTarget
 from iotune.core.errors import UsageError
 from iotune.core.units import format_size
 from iotune.model.quantize import ErrorMeter
@@ -247,7 +246,7 @@ def convert(
         try:
             if on_bytes is not None:
                 on_bytes(sum(job.bytes_of(r) for r in job.regions if r.index in journal.done))
-            if client is not None and isinstance(target, ZarrTarget):
+            if client is not None and target.parallel_regions:
                 from iotune.convert.cluster import write_on_cluster
 
                 write_on_cluster(job, journal, client, on_bytes=on_bytes)
@@ -255,7 +254,7 @@ def convert(
                 _write(job, target, journal, on_bytes)
             checked, meters = _verify(job, target, verify_mode)
             storage = {name: target.storage(name) for name in job.converted}
-            properties = target.properties() if isinstance(target, H5Target) else None
+            properties = target.applied()
         finally:
             target.close()
         before = job.source.nbytes()
@@ -284,9 +283,7 @@ def convert(
     return report
 
 
-def _verify(
-    job: Job, target: NetcdfTarget | ZarrTarget | H5Target, mode: str
-) -> tuple[int, dict[str, ErrorMeter]]:
+def _verify(job: Job, target: TargetWriter, mode: str) -> tuple[int, dict[str, ErrorMeter]]:
     """The regions verified, and the largest errors per quantised variable."""
     meters: dict[str, ErrorMeter] = {}
     checked = verify(
@@ -307,9 +304,7 @@ def _verify(
     return checked, meters
 
 
-def _start(
-    job: Job, *, resume: bool, overwrite: bool
-) -> tuple[RegionJournal, NetcdfTarget | ZarrTarget | H5Target]:
+def _start(job: Job, *, resume: bool, overwrite: bool) -> tuple[RegionJournal, TargetWriter]:
     """The journal and the partial target: reopened to resume, else made afresh."""
     if overwrite and not resume:
         _remove(job.partial)
@@ -327,46 +322,23 @@ def _start(
     return journal, target
 
 
-def _open(job: Job, *, fresh: bool) -> NetcdfTarget | ZarrTarget | H5Target:
-    if job.layout.backend in HDF5_FORMATS:
-        if fresh:
-            _remove(job.partial)
-            return H5Target.create(job.partial, job.source, job.layout, job.converted)
-        params = file_params(job.layout, job.source, job.converted)
-        workload = workload_of(job.source, job.converted[0])
-        return H5Target(job.partial, mode="a", params=params, workload=workload)
-    if job.layout.backend == "zarr":
-        if fresh:
-            _remove(job.partial)
-            return ZarrTarget.create(
-                job.partial,
-                job.source,
-                job.layout,
-                job.converted,
-                by_region=job.by_region,
-                region_dim=job.region_dim,
-            )
-        return ZarrTarget(job.partial, job.source, job.by_region, job.region_dim)
+def _open(job: Job, *, fresh: bool) -> TargetWriter:
     if fresh:
         _remove(job.partial)
-        return NetcdfTarget.create(
-            job.partial, job.source, job.layout, job.converted, by_region=job.by_region
-        )
-    return NetcdfTarget(job.partial, mode="a")
+    return open_target(job.partial, job.source, job.layout, job.converted, fresh=fresh)
 
 
-def _caches(job: Job, target: NetcdfTarget | ZarrTarget | H5Target) -> None:
+def _caches(job: Job, target: TargetWriter) -> None:
     """HDF5 chunk caches from the plan: none where whole chunks are written or read."""
-    if job.source.kind == "netcdf":
+    if job.source.kind == FILE:
         uncached_source(job.source.ds, sorted(job.by_region))
-    if isinstance(target, NetcdfTarget):
-        for name in job.converted:
-            target.set_write_cache(name, WRITE_CACHE_BYTES)
+    for name in job.converted:  # a format without chunk caches sets none
+        target.set_write_cache(name, WRITE_CACHE_BYTES)
 
 
 def _write(
     job: Job,
-    target: NetcdfTarget | ZarrTarget | H5Target,
+    target: TargetWriter,
     journal: RegionJournal,
     on_bytes: Callable[[int], None] | None,
 ) -> None:
@@ -379,8 +351,7 @@ def _write(
             if key is not None:
                 block = job.source.ds[name].isel(key)
                 target.write_block(name, index_of(block.dims, key), block.values)
-        if not isinstance(target, ZarrTarget):
-            target.sync()
+        target.sync()
         journal.written(region.index, region.start, region.stop, region.inner)
         if on_bytes is not None:
             on_bytes(job.bytes_of(region))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from iotune.backends.target import TargetWriter
 from iotune.core.errors import UsageError
 
 EXECUTORS = ("serial", "dask")
@@ -43,8 +44,10 @@ class Engine:
         return f"{self.name} ({self.where}): {self.reason}"
 
 
-def choose(backend: str, *, executor: str = "serial", scheduler: str | None = None) -> Engine:
-    """The engine for a target ``backend`` under ``executor`` (``dask`` with ``scheduler``).
+def choose(
+    writer: type[TargetWriter], *, executor: str = "serial", scheduler: str | None = None
+) -> Engine:
+    """The engine for a target ``writer`` under ``executor`` (``dask`` with ``scheduler``).
 
     Raises
     ------
@@ -55,7 +58,7 @@ def choose(backend: str, *, executor: str = "serial", scheduler: str | None = No
         executor = "dask"
     if executor not in EXECUTORS:
         raise UsageError(f"--executor: {executor!r}; allowed: {', '.join(EXECUTORS)}")
-    if executor == "dask" and backend == "zarr":
+    if executor == "dask" and writer.parallel_regions:
         where = f"dask scheduler {scheduler}" if scheduler else "a local dask cluster"
         return Engine(
             "regions",
@@ -64,16 +67,10 @@ def choose(backend: str, *, executor: str = "serial", scheduler: str | None = No
             "several hosts; on one 2-core host serial was faster)",
         )
     if executor == "dask":
-        kind = "a netCDF4" if backend == "netcdf4" else "an HDF5"
         return Engine(
             "regions",
             "this process",
-            f"{kind} file has one writer, so --executor dask does not apply; regions "
-            "run one after the other",
+            f"{writer.file_kind} file has one writer, so --executor dask does not apply; "
+            "regions run one after the other",
         )
-    reasons = {
-        "netcdf4": "measured faster than nccopy -c and dask rechunk + to_netcdf, in less memory",
-        "zarr": "measured faster than rechunker, in a sixth of its memory",
-    }
-    reason = reasons.get(backend, "an HDF5 file has one writer; the region copier as for netCDF4")
-    return Engine("regions", "this process", reason)
+    return Engine("regions", "this process", writer.measured)

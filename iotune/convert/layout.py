@@ -8,41 +8,68 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from iotune.backends.hdf5_family import CACHE_KNOBS, FILE_KNOBS, resolve_file
+from iotune.backends import backend_names, get_backend
+from iotune.backends.target import TargetWriter
 from iotune.convert.lossy import parse_quantize
 from iotune.core.errors import NotApplicable, UsageError
 from iotune.core.units import chunk_label, parse_chunk_label
 from iotune.model import parameters
-from iotune.model.codecs import Codec, h5py_encoding, netcdf4_encoding, resolve
+from iotune.model.codecs import Codec, resolve
 from iotune.model.quantize import Quantize
 
-#: the target formats a conversion writes, by the backend a sweep measured (h5py and
-#: h5netcdf: the same netCDF-4-readable HDF5 file, with the file-level knobs)
-FORMATS = ("netcdf4", "zarr", "h5py", "h5netcdf")
-HDF5 = ("h5py", "h5netcdf")
-#: the HDF5 file-level and chunk cache knobs a target carries, as the h5py backend names them
-HDF5_KNOBS = ("chunk_cache", *FILE_KNOBS, *CACHE_KNOBS)
-#: --settings keys
-SETTING_KEYS = (
-    "backend",
-    "chunks",
-    "codec",
-    "level",
-    "shuffle",
-    "quantize",
-    "shards",
-    *HDF5_KNOBS,
-)
+#: the knobs a Layout holds in fields of its own; every other knob is in ``settings``
+LAYOUT_KNOBS = ("chunks", "codec", "level", "shuffle", "quantize")
+
+
+def writable() -> tuple[str, ...]:
+    """The registered formats ``apply`` writes: those whose backend has a target writer."""
+    return tuple(n for n in backend_names() if get_backend(n).apply_target() is not None)
+
+
+def writer_of(backend: str) -> type[TargetWriter]:
+    """The target writer of format ``backend``.
+
+    Raises
+    ------
+    UsageError
+        ``backend`` is not registered, or cannot be written; the message lists those
+        that can.
+    """
+    allowed = ", ".join(writable())
+    if backend not in backend_names():
+        raise UsageError(f"backend: {backend!r} is not registered; apply writes {allowed}")
+    found = get_backend(backend).apply_target()
+    if found is None:
+        raise UsageError(f"backend: {backend!r} cannot be written; allowed: {allowed}")
+    return found
+
+
+def source_format(*, store: bool) -> str:
+    """The format that reads a source: a store of objects (Zarr), else one file (netCDF4)."""
+    for name in writable():
+        writer = writer_of(name)
+        if writer.object_store if store else writer.default_target:
+            return name
+    raise UsageError("no registered format reads this source")
+
+
+def knob_names(backend: str) -> tuple[str, ...]:
+    """The knobs of format ``backend``, as its backend declares them."""
+    cls = get_backend(backend)
+    return cls.knobs.names() if cls.knobs is not None else tuple(cls.parameters)
 
 
 @dataclass(frozen=True)
 class Layout:
-    """Format, chunks (``contiguous``, ``auto`` or one length per dimension) and codec.
+    """Format, chunks (``contiguous``, ``auto`` or one length per dimension), codec, settings.
 
     ``dims`` names the dimensions ``chunks`` is given in (the workload's), empty when
     unknown (then chunks apply to the converted variables' dimensions in order).
+    ``settings`` are the format's other knobs (``shards``, ``fill``, ``page_size``...)
+    as ``(name, value)`` pairs, checked against the backend's knobs and its writer.
     """
 
     backend: str
@@ -51,16 +78,17 @@ class Layout:
     dims: tuple[str, ...] = ()
     #: a lossy quantisation (``bitround:10``, ``digits:3``; ``off``): see convert/lossy.py
     quantize: str = "off"
-    #: Zarr shards (a multiple of ``chunks`` along every dimension), None for none
-    shards: tuple[int, ...] | None = None
-    #: HDF5 file-level and chunk cache knobs (:data:`HDF5_KNOBS`), as (name, value) pairs
-    hdf5: tuple[tuple[str, Any], ...] = ()
+    settings: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "quantize", parse_quantize(self.quantize).label)
-        if self.backend not in FORMATS:
-            allowed = ", ".join(FORMATS)
-            raise UsageError(f"backend: {self.backend!r} cannot be written; allowed: {allowed}")
+        writer = writer_of(self.backend)
+        knobs = knob_names(self.backend)
+        for key, _ in self.settings:
+            if key not in knobs or key in LAYOUT_KNOBS:
+                raise UsageError(
+                    f"{key}: not a knob of backend {self.backend}; its knobs: {', '.join(knobs)}"
+                )
         if isinstance(self.chunks, str) and self.chunks not in ("contiguous", "auto"):
             raise UsageError(f"chunks: {self.chunks!r}; allowed: contiguous, auto or 1x256x256")
         if isinstance(self.chunks, tuple):
@@ -71,46 +99,41 @@ class Layout:
                     f"chunks: {chunk_label(self.chunks)} has {len(self.chunks)} lengths "
                     f"for the {len(self.dims)} dimensions {', '.join(self.dims)}"
                 )
-        if self.backend == "zarr" and self.chunks == "contiguous":
-            raise UsageError("chunks: contiguous does not apply to zarr (allowed: auto or AxBxC)")
-        if self.shards is not None:
-            self._check_shards(self.shards)
-        if self.backend == "netcdf4":
-            try:
-                netcdf4_encoding(self.codec)
-            except NotApplicable as err:
-                raise UsageError(f"codec: {err}") from err
-        if self.hdf5 or self.backend in HDF5:
-            self._check_hdf5()
-
-    def _check_hdf5(self) -> None:
-        """The h5py backend's own rules for its file-level knobs (resolve_file)."""
-        if self.hdf5 and self.backend not in HDF5:
-            raise UsageError(
-                f"{self.hdf5[0][0]}: an HDF5 file-level knob; it applies to backend "
-                f"{' or '.join(HDF5)}, not {self.backend}"
-            )
-        if self.chunks == "contiguous" and self.codec.name != "none":
-            raise UsageError("chunks: contiguous storage cannot be compressed in HDF5")
+        if self.lossy.lossy and "quantize" not in writer.carried:
+            raise UsageError(f"quantize {self.quantize}: {self.backend} cannot quantise")
         try:
-            h5py_encoding(self.codec)
-            resolve_file(dict(self.hdf5), chunk_label(self.chunks), HDF5_KNOBS)
+            writer.check(self.mapping(), self.chunks, self.codec)
         except NotApplicable as err:
             raise UsageError(f"backend {self.backend}: {err}") from err
 
-    def _check_shards(self, shards: tuple[int, ...]) -> None:
-        if self.backend != "zarr":
-            raise UsageError(f"shards: {chunk_label(shards)} apply to zarr only")
-        if not isinstance(self.chunks, tuple) or len(shards) != len(self.chunks):
-            raise UsageError(
-                f"shards: {chunk_label(shards)} need chunks of as many lengths, "
-                f"not {chunk_label(self.chunks)}"
-            )
-        if any(s % c for s, c in zip(shards, self.chunks, strict=True)):
-            raise UsageError(
-                f"shards: {chunk_label(shards)} is not a multiple of the chunks "
-                f"{chunk_label(self.chunks)} along every dimension"
-            )
+    @property
+    def writer(self) -> type[TargetWriter]:
+        """The format's target writer."""
+        return writer_of(self.backend)
+
+    def mapping(self) -> dict[str, Any]:
+        """``settings`` as a dict, with the quantisation (the writer's view)."""
+        return dict(self.settings) | {"quantize": self.quantize}
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard shape (a multiple of ``chunks``), None for none."""
+        found = dict(self.settings).get("shards")
+        return None if found is None or found == "none" else tuple(found)
+
+    def reading(self) -> dict[str, Any]:
+        """The reader-side knobs of the settings: set when the target is read, not in it."""
+        return {k: v for k, v in self.settings if k in self.writer.reader_side}
+
+    def not_written(self) -> dict[str, Any]:
+        """Knobs of how the sweep ran (processes, hints) that no file carries nor reader sets."""
+        writer = self.writer
+        known = (*writer.carried, *writer.reader_side)
+        return {k: v for k, v in self.settings if k not in known}
+
+    def written(self) -> dict[str, Any]:
+        """The settings the target's writer applies."""
+        return {k: v for k, v in self.settings if k in self.writer.carried}
 
     @property
     def lossy(self) -> Quantize:
@@ -150,22 +173,41 @@ class Layout:
             parts.append(f"level={self.codec.level}")
         if self.codec.shuffle != "none":
             parts.append(f"shuffle={self.codec.shuffle}")
-        if self.shards is not None:
-            parts.append(f"shards={chunk_label(self.shards)}")
         if self.lossy.lossy:
             parts.append(f"quantize={self.quantize}")
-        parts += [f"{k}={parameters.show(k, v)}" for k, v in self.hdf5]
+        parts += [f"{k}={_show(k, v)}" for k, v in self.settings]
         return " ".join(parts)
 
 
-def parse_settings(text: str) -> dict[str, Any]:
-    """``"chunks=1x256x256 codec=zstd level=3"`` as a settings mapping."""
+def _show(name: str, value: Any) -> str:
+    return chunk_label(value) if isinstance(value, tuple) else parameters.show(name, value)
+
+
+def default_format(target: Path) -> str:
+    """The format a ``--settings`` configuration writes to ``target``: by its suffix, else
+    the writer that is every other target's (netCDF4)."""
+    found = [n for n in writable() if target.suffix in writer_of(n).suffixes]
+    fallback = [n for n in writable() if writer_of(n).default_target]
+    return (found or fallback)[0]
+
+
+def parse_settings(text: str, *, backend: str | None = None) -> dict[str, Any]:
+    """``"chunks=1x256x256 codec=zstd level=3"`` as a settings mapping.
+
+    The keys are ``backend`` and the knobs of the format (``backend=`` in ``text``, else
+    ``backend``; without either, of any format apply writes).
+    """
+    items = [item.partition("=") for item in text.replace(",", " ").split()]
+    named = next((v for k, sep, v in items if k == "backend" and sep), None) or backend
+    formats = (named,) if named in backend_names() else writable()
+    allowed = ("backend", *dict.fromkeys(k for f in formats for k in knob_names(f)))
     settings: dict[str, Any] = {}
-    for item in text.replace(",", " ").split():
-        key, sep, value = item.partition("=")
-        if not sep or key not in SETTING_KEYS:
-            allowed = ", ".join(SETTING_KEYS)
-            raise UsageError(f"--settings: {item!r} is not KEY=VALUE with KEY one of {allowed}")
+    for key, sep, value in items:
+        if not sep or key not in allowed:
+            raise UsageError(
+                f"--settings: {key + sep + value!r} is not KEY=VALUE with KEY one of "
+                f"{', '.join(allowed)}"
+            )
         if key in ("chunks", "shards"):
             try:
                 settings[key] = parse_chunk_label(value)
@@ -177,19 +219,30 @@ def parse_settings(text: str) -> dict[str, Any]:
             except ValueError as err:
                 raise UsageError(f"--settings: level={value!r} is not an integer") from err
         else:
-            settings[key] = value
+            # a spec's YAML reads true/false as booleans: --settings takes them alike
+            switch = {"true": True, "false": False}.get(value.lower())
+            settings[key] = value if switch is None else switch
     return settings
 
 
 def layout_of(
-    settings: Mapping[str, Any], *, dims: Sequence[str] = (), backend: str | None = None
+    settings: Mapping[str, Any],
+    *,
+    dims: Sequence[str] = (),
+    backend: str | None = None,
+    strict: bool = True,
 ) -> Layout:
     """The :class:`Layout` of a recommendation's (or ``--settings``') mapping.
+
+    Every knob of the format in ``settings`` is parsed as a spec parses it (sizes like
+    ``64KiB``) and kept; a key that is no knob of the format is refused (``strict``,
+    ``--settings``) or left out (a recommendation's run-level parameters).
 
     Raises
     ------
     UsageError
-        A setting that cannot be written (quantisation, an unknown codec or level).
+        A setting that cannot be written (an unknown knob, codec or level, a value
+        out of range, knobs the format cannot combine).
     """
     chunks = settings.get("chunks", "auto")
     if isinstance(chunks, str):
@@ -202,21 +255,34 @@ def layout_of(
         )
     except (NotApplicable, ValueError, KeyError) as err:
         raise UsageError(f"codec: {err}") from err
-    chosen = backend or settings.get("backend") or "netcdf4"
+    chosen = str(backend or settings.get("backend") or default_format(Path()))
+    writer_of(chosen)
+    knobs = knob_names(chosen)
+    extra = [k for k in settings if k not in knobs and k != "backend"]
+    if strict and extra:
+        raise UsageError(
+            f"{extra[0]}: not a knob of backend {chosen}; its knobs: {', '.join(knobs)}"
+        )
     quantize = str(settings.get("quantize") or "off")
-    shards = settings.get("shards")
-    if isinstance(shards, str):
-        shards = None if shards == "none" else parse_chunk_label(shards)
-    if isinstance(shards, str):
-        raise UsageError(f"shards: {shards!r}; allowed: none or AxBxC")
-    found = None if shards is None else tuple(int(n) for n in shards)
-    # parsed as a spec parses them (sizes like 64KiB); a SpecError is a UsageError
-    hdf5 = tuple(
-        (k, parameters.get(k).parse(settings[k], k, None))  # type: ignore[arg-type]
-        for k in HDF5_KNOBS
-        if settings.get(k) is not None
+    given = tuple(
+        (k, _parsed(k, settings[k]))
+        for k in knobs
+        if k not in LAYOUT_KNOBS and settings.get(k) is not None
     )
-    return Layout(str(chosen), chunks, codec, tuple(dims), quantize, found, hdf5)
+    found = tuple((k, v) for k, v in given if v is not None)
+    return Layout(chosen, chunks, codec, tuple(dims), quantize, found)
+
+
+def _parsed(key: str, value: Any) -> Any:
+    """A knob's value as a spec parses it; ``shards`` as lengths, None for ``none``."""
+    if key == "shards":
+        if isinstance(value, str):
+            value = None if value == "none" else parse_chunk_label(value)
+        if isinstance(value, str):
+            raise UsageError(f"shards: {value!r}; allowed: none or AxBxC")
+        return None if value is None else tuple(int(n) for n in value)
+    # a SpecError is a UsageError: one line naming the knob, the value and what is allowed
+    return parameters.get(key).parse(value, key, None)  # type: ignore[arg-type]
 
 
 def check_dtype(layout: Layout, dtype: Any, name: str) -> None:

@@ -21,9 +21,6 @@ from iotune.core.errors import NotApplicable, UsageError
 from iotune.model import quantize
 from iotune.model.quantize import ErrorMeter, Quantize
 
-#: the formats that quantise as they write
-QUANTISING = ("netcdf4", "zarr")
-
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -76,42 +73,30 @@ def check_variable(q: Quantize, backend: str, name: str, dtype: Any, attrs: dict
     Raises
     ------
     UsageError
-        Not floating point, a format that does not quantise, a mode Zarr lacks, or a
-        fill value Zarr's ``BitRound`` (which rounds every value) would change.
+        Not floating point, a format that does not quantise, or what the format's
+        writer refuses (``TargetWriter.check_variable``: a mode it lacks, a fill value
+        it would change).
     """
     if not q.lossy:
         return
+    from iotune.backends import backend_names, get_backend
+
     kind = np.dtype(dtype)
     if kind.kind != "f":
         raise UsageError(
             f"{name}: quantize {q.label!r} does not apply to dtype {kind} (allowed: floating point)"
         )
-    if backend not in QUANTISING:
-        allowed = ", ".join(QUANTISING)
+    writers = {n: get_backend(n).apply_target() for n in backend_names()}
+    quantising = [n for n, w in writers.items() if w is not None and "quantize" in w.carried]
+    writer = writers.get(backend)
+    if writer is None or backend not in quantising:
+        allowed = ", ".join(quantising)
         raise UsageError(f"quantize {q.label}: {backend} cannot quantise (allowed: {allowed})")
     try:
         quantize.check_dtype(q, str(kind))
-        if backend == "zarr":
-            quantize.check_zarr(q)
+        writer.check_variable(q, kind, attrs)
     except NotApplicable as err:
         raise UsageError(f"{name}: {err}") from err
-    if backend == "zarr":
-        for key in ("_FillValue", "missing_value"):
-            if key in attrs and not _kept_by_bitround(q, attrs[key], kind):
-                raise UsageError(
-                    f"{name}: quantize {q.label} in zarr would change its {key} "
-                    f"{np.asarray(attrs[key]).tolist()!r} (BitRound rounds every value); "
-                    "keep more bits or write netcdf4"
-                )
-
-
-def _kept_by_bitround(q: Quantize, value: Any, dtype: np.dtype[Any]) -> bool:
-    from numcodecs import BitRound
-
-    given = np.asarray(value, dtype=dtype).ravel()
-    codec = BitRound(keepbits=quantize.zarr_bits(q))
-    back = np.frombuffer(codec.decode(codec.encode(given.copy())), dtype=dtype)
-    return bool(np.array_equal(given, back, equal_nan=True))
 
 
 def within(

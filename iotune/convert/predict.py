@@ -31,7 +31,7 @@ from typing import Any
 from iotune.convert import requests
 from iotune.convert.probe import Measured, Probe, probe_read, sweep_measured
 from iotune.convert.regions import COPIES
-from iotune.convert.source import Source
+from iotune.convert.source import STORE, Source
 from iotune.core.units import format_duration, format_rate, format_size
 
 NOT_MEASURED = "no sweep measured this configuration"
@@ -231,7 +231,7 @@ def _times(
 def stored_bytes(source: Source, name: str) -> int:
     """A variable's bytes in the source as stored (compressed); its raw bytes if unknown."""
     var = source.ds[name]
-    if source.kind == "zarr":
+    if source.kind == STORE:
         folder = source.path / name
         return (
             sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())

@@ -91,7 +91,7 @@ def count_requests(
         rows = regions if name in job.by_region else [Region(0, 0, var.shape[0] if var.ndim else 1)]
         again = checked if name in job.by_region else rows if checked else []
         gets += chunks_touched(var.shape, own, rows) + chunks_touched(var.shape, own, again)
-    if job.layout.backend != "zarr":
+    if not job.layout.writer.object_store:  # one file: uploaded in parts
         parts = max(1, -(-(target_bytes or 0) // PART_SIZE))
         return {"PUT": parts, "GET": gets}
     puts = 1  # the group's zarr.json

@@ -18,12 +18,23 @@ if TYPE_CHECKING:
     import xarray as xr
 
 
+#: a source's kinds: one netCDF/HDF5 file, or a Zarr store
+FILE, STORE = "file", "store"
+
+
+def file_engine() -> str:
+    """xarray's engine for a netCDF/HDF5 source: the file format's (its writer's)."""
+    from iotune.convert.layout import source_format, writer_of
+
+    return writer_of(source_format(store=False)).engine
+
+
 @dataclass
 class Source:
     """An opened source: the raw Dataset, its format and its unlimited dimensions."""
 
     path: Path
-    kind: str  # "netcdf" (netCDF/HDF5 file) or "zarr"
+    kind: str  # FILE (a netCDF/HDF5 file) or STORE (a Zarr store)
     ds: xr.Dataset
     unlimited: tuple[str, ...] = field(default_factory=tuple)
     #: every file of a source of several (see :mod:`iotune.convert.sources`); else empty
@@ -78,15 +89,15 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     try:
         if is_zarr(where):
             ds = xr.open_zarr(where, decode_cf=False, chunks=None, consolidated=False)
-            return Source(where, "zarr", ds)
-        ds = xr.open_dataset(where, engine="netcdf4", decode_cf=False)
+            return Source(where, STORE, ds)
+        ds = xr.open_dataset(where, engine=file_engine(), decode_cf=False)
     except Exception as err:  # each library says "unreadable" its own way
         why = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise UsageError(
             f"source {where}: not a readable netCDF, HDF5 or Zarr source ({why})"
         ) from err
     unlimited = tuple(ds.encoding.get("unlimited_dims") or ())
-    return Source(where, "netcdf", ds, unlimited)
+    return Source(where, FILE, ds, unlimited)
 
 
 def select_variables(

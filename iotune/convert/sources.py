@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.convert.opening import open_any
-from iotune.convert.source import Source, is_zarr, open_source
+from iotune.convert.source import FILE, Source, file_engine, is_zarr, open_source
 from iotune.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def _open_part(path: Path) -> xr.Dataset:
         raise UsageError(f"source {path}: several sources must be netCDF/HDF5 files, not Zarr")
     single = open_source(path)  # the one-file checks and messages
     single.close()
-    return xr.open_dataset(path, engine="netcdf4", decode_cf=False, chunks={})
+    return xr.open_dataset(path, engine=file_engine(), decode_cf=False, chunks={})
 
 
 def _combine(paths: list[Path], parts: list[xr.Dataset]) -> Source:
@@ -128,7 +128,7 @@ def _combine(paths: list[Path], parts: list[xr.Dataset]) -> Source:
 
     combined.set_close(close_all)
     unlimited = tuple(parts[0].encoding.get("unlimited_dims") or ())
-    return Source(paths[0], "netcdf", combined, unlimited, paths=tuple(paths))
+    return Source(paths[0], FILE, combined, unlimited, paths=tuple(paths))
 
 
 def _record_dim(paths: list[Path], parts: list[xr.Dataset]) -> str:

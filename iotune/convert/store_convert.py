@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from iotune.backends.target import TargetWriter
 from iotune.convert.convert import (
     DEFAULT_MAX_MEM,
     Job,
@@ -36,9 +37,9 @@ from iotune.convert.lossy import tolerance_of
 from iotune.convert.report import ApplyReport, describe
 from iotune.convert.sources import SourceLike, open_sources
 from iotune.convert.stores import Location, StoreJournal, is_url
+from iotune.convert.targets import open_target
 from iotune.convert.verify import VERIFY_MODES
 from iotune.convert.whole import copy_whole
-from iotune.convert.zarr_target import ZarrTarget
 from iotune.core.errors import UsageError
 
 PARTIAL = ".iotune-partial"
@@ -137,7 +138,7 @@ def prepare_store(
         ``overwrite``), an interrupted conversion is there (without ``resume`` or
         ``overwrite``), or a check of :func:`~iotune.convert.convert.prepare` fails.
     """
-    if layout.backend != "zarr":
+    if not layout.writer.object_store:
         raise UsageError(
             f"-o {target}: backend {layout.backend} writes a local file only (netCDF and "
             "HDF5 need a seekable file); write it locally and upload it, or write Zarr "
@@ -188,7 +189,7 @@ def convert_store(
         skipped = len(journal.done)
         root = StorePath(job.where.zarr_store(read_only=False, held=job.held))
         if journal.done:
-            target = ZarrTarget(root, job.source, job.by_region, job.region_dim)  # type: ignore[arg-type]
+            target = open_target(root, job.source, job.layout, job.converted, fresh=False)  # type: ignore[arg-type]
         else:  # nothing of this job is written: the old target or partial store goes
             job.where.remove()
             job.held.remove()
@@ -225,12 +226,5 @@ def convert_store(
     )
 
 
-def _create(job: StoreJob, root: Any) -> ZarrTarget:
-    return ZarrTarget.create(
-        root,
-        job.source,
-        job.layout,
-        job.converted,
-        by_region=job.by_region,
-        region_dim=job.region_dim,
-    )
+def _create(job: StoreJob, root: Any) -> TargetWriter:
+    return open_target(root, job.source, job.layout, job.converted, fresh=True)

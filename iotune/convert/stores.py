@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.convert.journal import JOURNAL_VERSION, RegionJournal
-from iotune.convert.source import Source
+from iotune.convert.source import FILE, STORE, Source
 from iotune.core.errors import UsageError
 
 #: the object stores ``apply`` reads and writes
@@ -264,7 +264,7 @@ def open_store_source(url: str) -> Source:
         if not where.is_object():
             store = where.zarr_store(read_only=True)
             ds = xr.open_zarr(store, decode_cf=False, chunks=None, consolidated=False)
-            return StoreSource(Path(where.path), "zarr", ds, url=where.url, where=where)
+            return StoreSource(Path(where.path), STORE, ds, url=where.url, where=where)
         opened = where.fs.open(where.path, "rb", block_size=4 * 2**20, cache_type="readahead")
         ds = xr.open_dataset(opened, engine="h5netcdf", decode_cf=False)
     except Exception as err:
@@ -278,7 +278,7 @@ def open_store_source(url: str) -> Source:
     _netcdf4_names(ds)
     unlimited = tuple(ds.encoding.get("unlimited_dims") or ())
     return StoreSource(
-        Path(where.path), "netcdf", ds, unlimited, url=where.url, where=where, file=opened
+        Path(where.path), FILE, ds, unlimited, url=where.url, where=where, file=opened
     )
 
 

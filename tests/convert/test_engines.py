@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from iotune.app.apply import apply
+from iotune.backends import get_backend
 from iotune.convert.engines import choose
 from iotune.core.errors import UsageError
 from tests.convert.test_convert import assert_same_data
@@ -16,13 +17,15 @@ SETTINGS = "chunks=4x8x8 codec=zlib level=2 shuffle=byte"
 
 
 def test_the_engine_says_what_runs_where() -> None:
-    assert choose("netcdf4").where == "this process"
-    assert choose("zarr", executor="dask").where == "a local dask cluster"
-    assert choose("zarr", scheduler="tcp://127.0.0.1:8786").where.startswith("dask scheduler")
-    serial = choose("netcdf4", executor="dask")  # one writer per netCDF4 file
+    netcdf, zarr = (get_backend(n).apply_target() for n in ("netcdf4", "zarr"))
+    assert netcdf is not None and zarr is not None
+    assert choose(netcdf).where == "this process"
+    assert choose(zarr, executor="dask").where == "a local dask cluster"
+    assert choose(zarr, scheduler="tcp://127.0.0.1:8786").where.startswith("dask scheduler")
+    serial = choose(netcdf, executor="dask")  # one writer per netCDF4 file
     assert serial.where == "this process" and "does not apply" in serial.reason
     with pytest.raises(UsageError, match="--executor: 'mpi'; allowed: serial, dask"):
-        choose("zarr", executor="mpi")
+        choose(zarr, executor="mpi")
 
 
 def test_a_netcdf_target_under_dask_runs_serially(cf_source: Path, tmp_path: Path) -> None:

@@ -185,6 +185,7 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
     library = "h5py"
     suffix = ".h5"
     knobs = H5pyKnobs
+    target_writer = "iotune.backends.h5py.target:H5Target"
     parameters = H5pyKnobs.names()
     description = "HDF5 files via h5py (+ hdf5plugin filters); parallel HDF5 where built"
     readers = (ReaderGroup(HDF5_C, ("h5dump", "h5repack")), ReaderGroup(HDF5PLUGIN, ("h5py",)))

@@ -160,6 +160,7 @@ class NetCDF4Backend(SlabBackend):
     library = "netCDF4"
     suffix = ".nc"
     knobs = NetCDF4Knobs
+    target_writer = "iotune.backends.netcdf4.target:NetcdfTarget"
     parameters = NetCDF4Knobs.names()
     description = "netCDF4 (HDF5) files via netCDF4-python"
     readers = (

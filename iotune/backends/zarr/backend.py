@@ -234,6 +234,7 @@ class ZarrBackend(SlabBackend):
     library = "zarr"
     suffix = ".zarr"
     knobs = ZarrKnobs
+    target_writer = "iotune.backends.zarr.target:ZarrTarget"
     parameters = ZarrKnobs.names()
     description = "Zarr format 3 directory stores via zarr-python"
     #: Zarr format 3 with numcodecs' codecs: other Zarr implementations may lack some
