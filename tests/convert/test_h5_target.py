@@ -56,7 +56,7 @@ def test_an_h5py_recommendation_is_written_with_its_file_knobs(
         "backend=h5py chunks=64x16x16 codec=zstd level=4 "
         "meta_block_size=64KiB libver=latest page_size=64KiB"
     )
-    assert report["file_properties"]["file_space_strategy"] == "page"
+    assert report["file_properties"]["page_size"] == 65536  # by knob name: a paged file
     assert report["file_properties"]["meta_block_size"] == 65536
     assert_same_data(source, target)  # netCDF-C reads it: values, attributes, CF encodings
     with h5py.File(target, "r") as fh:  # read back from the file itself
