@@ -45,7 +45,8 @@ def write_source(path: Path) -> None:
     rng = np.random.default_rng(1)
     packed = rng.integers(-3000, 3000, (nt, ny, nx)).astype("int16")
     packed[5, 12, 8] = -32767  # one missing value, inside the box
-    attrs = {"units": "K", "scale_factor": 0.01, "add_offset": 280.0, "_FillValue": np.int16(-32767)}
+    attrs = {"units": "K", "scale_factor": 0.01, "add_offset": 280.0}
+    attrs["_FillValue"] = np.int16(-32767)
     time_attrs = {"units": "days since 2000-01-01", "calendar": "noleap"}
     xr.Dataset(
         {"tas": (("time", "lat", "lon"), packed, attrs)},
@@ -122,4 +123,4 @@ def test_an_error_names_the_users_file_and_line(tmp_path: Path) -> None:
     proc = iotune("run", spec, "-o", tmp_path / "out", "--no-progress", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "Only valid with DatetimeIndex" in proc.stderr
-    assert proc.stderr.rstrip().endswith("(my_analysis.py:10)"), proc.stderr
+    assert proc.stderr.rstrip().endswith("(my_analysis.py:11)"), proc.stderr

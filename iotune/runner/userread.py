@@ -2,8 +2,9 @@
 
 The timed span is what the user's own loop would pay: opening the trial's
 file through the format's xarray engine with the trial's dask chunks, decoded
-as the user's file (:mod:`iotune.measuring.sourceview`), the function, computing whatever it returned lazily, and closing.  Bytes are
-what the process read from storage (``/proc/self/io``) or, on an object
+as the user's file (:mod:`iotune.measuring.sourceview`), the function,
+computing whatever it returned lazily, and closing.  Bytes are what the
+process read from storage (``/proc/self/io``) or, on an object
 store, what the requests fetched.
 """
 
