@@ -72,7 +72,9 @@ def view(dataset: Any, workload: Workload) -> Any:
     variable = raw.copy(deep=False)  # the same lazy array: nothing is read
     variable.attrs = dict(frame.attrs)
     variable.encoding = {k: v for k, v in raw.encoding.items() if k not in _CF_KEYS}
-    packed = xr.Dataset({frame.name: variable}, coords=frame.coords, attrs=frame.global_attrs)
+    # copies: the function may change what it is given, and the frame serves every repeat
+    coords = {name: coord.copy(deep=True) for name, coord in frame.coords.items()}
+    packed = xr.Dataset({frame.name: variable}, coords=coords, attrs=dict(frame.global_attrs))
     decoded = xr.decode_cf(packed)
     decoded.set_close(dataset.close)
     return decoded

@@ -14,19 +14,23 @@ from iotune.measuring.data import Field
 from iotune.specfile.parse import parse_workload
 
 
-@pytest.fixture
-def source(tmp_path: Path) -> Path:
+@pytest.fixture(params=["nc", "zarr"])
+def source(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     """tas(time, lat, lon) packed in int16 with a fill value; times in a noleap calendar."""
     packed = np.arange(6 * 4 * 5, dtype="int16").reshape(6, 4, 5)
     packed[1, 2, 3] = -1
     attrs = {"units": "K", "scale_factor": 0.5, "add_offset": 200.0, "_FillValue": np.int16(-1)}
     time = ("time", np.arange(6) * 30.0, {"units": "days since 2000-01-01", "calendar": "noleap"})
-    path = tmp_path / "tas.nc"
-    xr.Dataset(
+    path = tmp_path / f"tas.{request.param}"
+    dataset = xr.Dataset(
         {"tas": (("time", "lat", "lon"), packed, attrs)},
         coords={"time": time, "lat": [-30.0, -10.0, 10.0, 30.0], "lon": np.arange(5) * 72.0},
         attrs={"title": "mine"},
-    ).to_netcdf(path)
+    )
+    if request.param == "zarr":
+        dataset.to_zarr(path)
+    else:
+        dataset.to_netcdf(path)
     return path
 
 
@@ -41,7 +45,7 @@ def trial(tmp_path: Path, workload) -> xr.Dataset:
 
 def test_a_file_workload_is_seen_as_xarray_opens_the_file(tmp_path: Path, source: Path) -> None:
     workload = parse_workload({"field": "file", "path": str(source), "variable": "tas"})
-    with trial(tmp_path, workload) as opened, xr.open_dataset(source) as want:
+    with trial(tmp_path, workload) as opened, xr.open_dataset(source, chunks=None) as want:
         seen = sourceview.view(opened, workload)
         assert not seen["tas"].variable._in_memory  # attached around the lazy variable, not read
         xr.testing.assert_identical(seen.load(), want.load())
