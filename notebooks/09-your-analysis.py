@@ -31,7 +31,7 @@
 # chunks. Then it answers "how much faster than what I get anyway?" per read.
 #
 # **Your own file:** `-p path my.nc -p variable tas` (anything xarray opens); adapt `box`
-# and `month_days` below, or the module the notebook writes, to your dimensions.
+# below, or the module the notebook writes, to your coordinates.
 # **As a batch job:** `iotune notebook notebooks/09-your-analysis.ipynb -o results/mine`
 # (`-p NAME VALUE` sets any parameter of the next cell; values are YAML literals).
 
@@ -39,8 +39,7 @@
 path = ""  # your netCDF/HDF5/Zarr file; "" writes a small CF-like tas(time, lat, lon)
 variable = "tas"  # the variable tuned for
 shape = {"time": 365, "lat": 45, "lon": 90}  # the file written when path is "" (float32, 5.6 MiB)
-box = {"lat": [27, 38], "lon": [0, 10]}  # the climatology's box, as index ranges per dimension
-month_days = 30  # steps of the record dimension per "month" of the climatology
+box = {"lat": [20, 40], "lon": [0, 40]}  # the climatology's box, in your coordinates' units
 chunks = [[365, 15, 30], [30, 45, 90], [5, 45, 90]]  # stored chunk shapes swept
 backends = ["netcdf4", "zarr"]  # the formats swept
 dask_chunks = ["storage", "auto"]  # the chunks the analysis opens the file with, in xarray
@@ -104,29 +103,24 @@ source
 # answer: the function first runs on the values in memory, and a trial whose answer
 # differs fails with the difference.
 #
-# The trials' files hold your variable as `data` with its dimensions, not its
-# coordinates, so the function selects its box by position and counts months in steps;
-# it runs unchanged on the original file.
+# The function is given each trial as your file looks in xarray: your variable under its
+# own name, the file's coordinates, its attributes, and its CF encoding decoded (times as
+# dates, packed integers unpacked, fill values masked), although the trial's file stores
+# the variable alone. So it selects its box by latitude and longitude and groups by
+# calendar month, as code written for your file does, and runs unchanged on it.
 
 # %%
 import runpy
 
 module = f'''"""My analysis: the mean annual cycle of {variable} over a box."""
 
-import numpy as np
-import xarray as xr
-
 BOX = {{dim: slice(*bounds) for dim, bounds in {box!r}.items()}}
-MONTH_DAYS = {month_days}
 
 
 def monthly_mean(ds):
     """The box's mean for each month of the year: what I compute from this file."""
-    field = ds[{variable!r}] if {variable!r} in ds else ds["data"]  # iotune's trials: "data"
-    region = field.isel(BOX)
-    steps = np.arange(region.sizes["time"])
-    month = xr.DataArray(steps // MONTH_DAYS % 12, dims="time", name="month")
-    return region.groupby(month).mean(...)
+    region = ds[{variable!r}].sel(BOX)
+    return region.groupby("time.month").mean(...)
 '''
 (folder / "myanalysis.py").write_text(module)
 print(module)

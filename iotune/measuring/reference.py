@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from iotune.core.errors import UsageError, UserCodeError
-from iotune.measuring import sameanswer, usercode
+from iotune.measuring import sameanswer, sourceview, usercode
 from iotune.measuring.data import Field
 from iotune.model.spec import Workload
 from iotune.model.userpatterns import UserPattern
@@ -38,7 +38,12 @@ def reference_path(folder: Path, workload: Workload, pattern: UserPattern) -> Pa
     Named by what decides it: the workload, the entry and the code's source,
     so an edited function gets a new reference rather than a stale one.
     """
-    key = {"workload": workload.to_dict(), "pattern": pattern.to_dict(), "source": _source(pattern)}
+    key = {
+        "workload": workload.to_dict(),
+        "pattern": pattern.to_dict(),
+        "source": _source(pattern),
+        "view": sourceview.VERSION,  # a reference made on another view is not this one
+    }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return folder / FOLDER / f"{pattern.name}-{digest}.pkl"
 
@@ -89,12 +94,24 @@ def make(workload: Workload, pattern: UserPattern, path: Path) -> str:
     import xarray as xr
 
     values = Field(workload).slab(0, workload.shape[0])
-    dataset = xr.Dataset({VARIABLE: (workload.dims, values)})
+    # the view the trials give the function: the source's coordinates and decoding
+    dataset = sourceview.view(xr.Dataset({VARIABLE: (workload.dims, values)}), workload)
     try:
         result = sameanswer.flatten(usercode.call(pattern, dataset))
     except UserCodeError as err:
         return str(err)
-    scale = float(np.abs(values).max()) if values.size and values.dtype.kind in "fiu" else 0.0
+    return _save(pattern, result, _scale(dataset[next(iter(dataset.data_vars))].values), path)
+
+
+def _scale(values: np.ndarray) -> float:
+    """The data's largest magnitude as the function sees it (decoded; masked values left out)."""
+    if not values.size or values.dtype.kind not in "fiu":
+        return 0.0
+    finite = np.abs(values[np.isfinite(values)]) if values.dtype.kind == "f" else np.abs(values)
+    return float(finite.max()) if finite.size else 0.0
+
+
+def _save(pattern: UserPattern, result: dict[str, Any], scale: float, path: Path) -> str:
     saved = {"pattern": pattern.to_dict(), "result": result, "scale": scale}
     partial = path.with_suffix(".partial")
     partial.write_bytes(pickle.dumps(saved))

@@ -91,14 +91,21 @@ def last_line(err: BaseException) -> str:
     """``ZeroDivisionError: division by zero (myanalysis.py:12)``.
 
     The place is the deepest frame in the user's own code: the last frame of
-    the traceback is often inside numpy or xarray, which says less.
+    the traceback is often inside numpy or xarray, which says less, and code a
+    library generates at run time (a dataclass's ``__init__``, ``<string>``) is
+    no file the user can open.
     """
     frames = traceback.extract_tb(err.__traceback__) if err.__traceback__ else []
-    own = [f for f in frames if not f.filename.startswith(_library_dirs())]
+    own = [f for f in frames if _users(f.filename)]
     chosen = own or list(frames)
     where = f" ({Path(chosen[-1].filename).name}:{chosen[-1].lineno})" if chosen else ""
     text = " ".join(str(err).split())
     return f"{type(err).__name__}{': ' + text if text else ''}{where}"
+
+
+def _users(filename: str) -> bool:
+    """Whether ``filename`` is a file of the user's: neither generated code nor a library's."""
+    return not filename.startswith("<") and not filename.startswith(_library_dirs())
 
 
 @functools.cache

@@ -1,9 +1,10 @@
 """One repeat of a user's pattern: cold cache, open as xarray, call, force, check the answer.
 
 The timed span is what the user's own loop would pay: opening the trial's
-file through the format's xarray engine with the trial's dask chunks, the
-function, computing whatever it returned lazily, and closing.  Bytes are
-what the process read from storage (``/proc/self/io``) or, on an object
+file through the format's xarray engine with the trial's dask chunks, decoded
+as the user's file (:mod:`iotune.measuring.sourceview`), the function,
+computing whatever it returned lazily, and closing.  Bytes are what the
+process read from storage (``/proc/self/io``) or, on an object
 store, what the requests fetched.
 """
 
@@ -18,7 +19,7 @@ from iotune.backends.base import SlabBackend
 from iotune.backends.xarray_open import chunks_from_label, dask_chunks, split_dims
 from iotune.backends.xarray_open import traffic as traffic_of
 from iotune.core.errors import VerificationError
-from iotune.measuring import measure, reference, sameanswer, usercode
+from iotune.measuring import measure, reference, sameanswer, sourceview, usercode
 from iotune.model.quantize import Quantize
 from iotune.model.records import TrialTask
 from iotune.model.userpatterns import UserPattern
@@ -48,6 +49,7 @@ def user_read_once(
         Its result differs from the reference beyond what the trial allows.
     """
     usercode.load_function(pattern)  # imported before the clock, like the backend's library
+    sourceview.prepare(task.workload)  # the source's coordinates, read once per process
     state, fraction = cache
     params = task.trial.params
     chunks = chunks_from_label(params.get("dask_chunks"))
@@ -60,7 +62,9 @@ def user_read_once(
         try:
             shape, split = dask_chunks(dataset), split_dims(dataset)  # metadata, untimed
             with clock:
-                result = sameanswer.flatten(usercode.call(pattern, dataset))
+                # decoded as open_dataset decodes the user's file: part of the open's cost
+                given = sourceview.view(dataset, task.workload)
+                result = sameanswer.flatten(usercode.call(pattern, given))
             traffic = traffic_of(dataset)
         finally:
             with clock:

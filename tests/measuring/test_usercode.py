@@ -24,6 +24,9 @@ def broken(ds):
 
 def deep(ds):
     return np.reshape(ds["data"].values, (7, 7))
+
+def monthly(ds):
+    return ds.assign_coords(time=[0, 1])["data"].resample(time="1MS").mean()
 """
 
 
@@ -65,6 +68,18 @@ def test_an_error_inside_a_library_names_the_users_line(folder: Path, dataset: x
     pattern = UserPattern("d", call="userfuncs_for_test:deep", base=str(folder))
     with pytest.raises(UserCodeError, match=r"ValueError: .*\(userfuncs_for_test.py:12\)$"):
         usercode.call(pattern, dataset)
+
+
+def test_an_error_through_generated_code_names_the_users_line(
+    folder: Path, dataset: xr.Dataset
+) -> None:
+    # xarray's resampler is a dataclass: its generated __init__ is the frame "<string>"
+    script = "userfuncs_for_test.py"
+    pattern = UserPattern("mo", script=script, function="monthly", base=str(folder))
+    with pytest.raises(UserCodeError) as info:
+        usercode.call(pattern, dataset)
+    assert one_line(info.value).startswith("mo: TypeError: Only valid with DatetimeIndex")
+    assert one_line(info.value).endswith("(userfuncs_for_test.py:15)")
 
 
 def test_a_module_that_fails_to_import_says_so(tmp_path: Path) -> None:
