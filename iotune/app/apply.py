@@ -225,7 +225,10 @@ def apply_with(
             if cluster is not None:
                 cluster.close()
     report = replace(
-        report, engine=report.engine or engine.text(), readers=_readers(layout, ds, objective)
+        report,
+        engine=report.engine or engine.text(),
+        readers=_readers(layout, ds, objective),
+        reading=layout.reading_lines(),
     )
     if wanted and on_a_store(job):
         report.after = {"skipped": "the patterns are not measured on object stores yet"}

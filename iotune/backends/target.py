@@ -169,8 +169,33 @@ class TargetWriter(ABC):
 
     @classmethod
     def reader_lines(cls, settings: Mapping[str, Any]) -> list[str]:
-        """The lines that set the :attr:`reader_side` knobs of ``settings`` when reading."""
-        return []
+        """The lines that set the :attr:`reader_side` knobs of ``settings`` when reading.
+
+        The base gives xarray's open with the format's reading keywords
+        (:meth:`xarray_keywords`) and dask's threads; a format adds its library's own
+        lines (caches, concurrency) before them.
+        """
+        lines = []
+        keywords = cls.xarray_keywords(settings)
+        if keywords:
+            shown = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
+            lines.append(f"ds = xr.open_dataset(path, engine={cls.engine!r}, {shown})")
+        if settings.get("dask_threads") is not None:
+            threads = int(settings["dask_threads"])
+            lines.append(f"dask.config.set(scheduler='threads', num_workers={threads})")
+        return lines
+
+    @classmethod
+    def xarray_keywords(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """``xr.open_dataset`` keywords for the reader-side knobs: dask's chunks here."""
+        chunks = settings.get("dask_chunks")
+        if chunks in (None, "none"):
+            return {}
+        value: Any = {"auto": "auto", "storage": {}}.get(str(chunks))
+        if value is None:  # dim=n,dim=n
+            pairs = (item.partition("=") for item in str(chunks).split(","))
+            value = {dim: int(n) for dim, _, n in pairs}
+        return {"chunks": value}
 
 
 def reader_settings(writer: type[TargetWriter], settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -254,7 +254,9 @@ def convert(
                 _write(job, target, journal, on_bytes)
             checked, meters = _verify(job, target, verify_mode)
             storage = {name: target.storage(name) for name in job.converted}
-            properties = target.applied()
+            # what a reader sets is said apart (Layout.reading_lines), not as the file's
+            applied = target.applied() or {}
+            properties = {k: v for k, v in applied.items() if k not in target.reader_side} or None
         finally:
             target.close()
         before = job.source.nbytes()

@@ -125,6 +125,25 @@ class Layout:
         """The reader-side knobs of the settings: set when the target is read, not in it."""
         return {k: v for k, v in self.settings if k in self.writer.reader_side}
 
+    def reading_lines(self) -> list[str]:
+        """``set when reading: ...`` for the knobs a reader sets, then the lines that set them.
+
+        A chunk cache or a client's concurrency belongs to whoever opens the target, so
+        apply names it with the code to use instead of dropping it.
+        """
+        lines = []
+        found = self.reading()
+        if found:
+            shown = ", ".join(f"{k} {parameters.show(k, v)}" for k, v in found.items())
+            code = self.writer.reader_lines(dict(self.settings))
+            lines += [f"set when reading (not stored in the file): {shown}"]
+            lines += [f"  {c}" for c in code]
+        unused = self.not_written()
+        if unused:
+            shown = ", ".join(f"{k} {parameters.show(k, v)}" for k, v in unused.items())
+            lines.append(f"not part of the target (how the sweep ran): {shown}")
+        return lines
+
     def not_written(self) -> dict[str, Any]:
         """Knobs of how the sweep ran (processes, hints) that no file carries nor reader sets."""
         writer = self.writer
@@ -219,10 +238,22 @@ def parse_settings(text: str, *, backend: str | None = None) -> dict[str, Any]:
             except ValueError as err:
                 raise UsageError(f"--settings: level={value!r} is not an integer") from err
         else:
-            # a spec's YAML reads true/false as booleans: --settings takes them alike
-            switch = {"true": True, "false": False}.get(value.lower())
-            settings[key] = value if switch is None else switch
+            settings[key] = _scalar(value)
     return settings
+
+
+def _scalar(value: str) -> Any:
+    """A ``--settings`` value as a spec's YAML reads it: numbers as numbers, true/false as
+    booleans, anything else (``64MiB``, ``on``, ``start``) as text for the knob's parser."""
+    switch = {"true": True, "false": False}.get(value.lower())
+    if switch is not None:
+        return switch
+    for number in (int, float):
+        try:
+            return number(value)
+        except ValueError:
+            continue
+    return value
 
 
 def layout_of(

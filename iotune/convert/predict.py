@@ -67,6 +67,8 @@ class Prediction:
     cost: float | None = None
     prices: str = ""
     notes: list[str] = field(default_factory=list)
+    #: the knobs a reader sets, not the file, and the lines to set them
+    reading: list[str] = field(default_factory=list)
     time_model: str = TIME_MODEL
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,6 +100,7 @@ class Prediction:
             puts, gets = self.requests.get("PUT", 0), self.requests.get("GET", 0)
             priced = f", about {self.cost:.4g} ({self.prices})" if self.cost is not None else ""
             lines.append(f"  requests: {puts} PUT, {gets} GET{priced}")
+        lines += [f"  {line}" for line in self.reading]
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
@@ -190,6 +193,7 @@ def predict(
         cost=requests.cost(counts, table, bytes_out=0) if table else None,
         prices=prices,
         notes=notes,
+        reading=job.layout.reading_lines(),
     )
 
 

@@ -59,6 +59,8 @@ class ApplyReport:
     #: who opens the target without plugins, who needs which (``Readability.to_dict``),
     #: and what ``--portable`` left out (``note``); None when not known
     readers: dict[str, Any] | None = None
+    #: the knobs a reader sets, not the file, and the lines to set them (``Layout.reading_lines``)
+    reading: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -93,6 +95,7 @@ class ApplyReport:
             f"{'within the error' if self.error_limit else 'equal'}"
             f"; {format_duration(self.seconds)}"
         )
+        lines += [f"  {line}" for line in self.reading]
         if self.engine:
             lines.append(f"  engine: {self.engine}")
         lines += [f"  {line}" for line in readers_lines(self.readers)]

@@ -149,12 +149,14 @@ def page(value: object, path: str, workload: Workload) -> int:
 DASK_CHUNK_WORDS = ("none", "auto", "storage")
 
 
-def parse_dask_chunks(value: object, path: str, workload: Workload) -> str:
+def parse_dask_chunks(value: object, path: str, workload: Workload | None) -> str:
     """``open_dataset``'s chunks as a label: a word, or ``{time: 24}`` as ``time=24``.
 
     The label (``time=24,y=90``, in the workload's dimension order) is also what
     a spec may write back; ``null`` is ``none``.
     """
+    if workload is None:  # apply's --settings: the target's dimensions are checked later
+        return _dask_chunks_without_workload(value, path)
     allowed = (
         "allowed: none, auto, storage, or a mapping of the workload's dimensions "
         f"({', '.join(workload.dims)}) to chunk lengths, like {{{workload.dims[0]}: 24}}"
@@ -174,6 +176,23 @@ def parse_dask_chunks(value: object, path: str, workload: Workload) -> str:
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= sizes[dim]:
             raise fail(path, f"{dim}: {n!r} is not a chunk length from 1 to {sizes[dim]}")
     return ",".join(f"{d}={value[d]}" for d in workload.dims if d in value)
+
+
+def _dask_chunks_without_workload(value: object, path: str) -> str:
+    """``dask_chunks`` checked as far as it can be without the workload's dimensions."""
+    allowed = "allowed: none, auto, storage, or dim=n,dim=n (chunk lengths)"
+    if value is None:
+        return "none"
+    if isinstance(value, str) and value in DASK_CHUNK_WORDS:
+        return value
+    if isinstance(value, str) and "=" in value:
+        value = dict(_label_item(item, path, allowed) for item in value.split(","))
+    if not isinstance(value, Mapping) or not value:
+        raise fail(path, f"unknown value {value!r}; {allowed}")
+    for dim, n in value.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise fail(path, f"{dim}: {n!r} is not a chunk length of at least 1")
+    return ",".join(f"{d}={n}" for d, n in value.items())
 
 
 def _label_item(item: str, path: str, allowed: str) -> tuple[str, object]:

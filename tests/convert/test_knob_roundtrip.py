@@ -116,3 +116,65 @@ def _asked(knob: str, value: str) -> Any:
     if knob == "level":
         return int(value)
     return parameters.get(knob).parse(value, knob, None)  # type: ignore[arg-type]
+
+
+#: representative values of the reader-side knobs (a reader's setting, not the file's)
+READING: dict[str, tuple[str, str]] = {
+    "chunk_cache": ("1MiB", ""),
+    "cache_slots": ("1009", "chunk_cache=1MiB"),
+    "cache_preemption": ("0.5", "chunk_cache=1MiB"),
+    "sieve_buf_size": ("64KiB", ""),
+    "page_buffer": ("1MiB", "page_size=64KiB"),
+    "dask_chunks": ("auto", ""),
+    "dask_threads": ("2", "dask_chunks=auto"),
+    "request_concurrency": ("8", ""),
+}
+
+
+def reading_cases() -> list[Any]:
+    return [
+        pytest.param(name, knob, id=f"{name}-{knob}")
+        for name, writer in writers().items()
+        for knob in writer.reader_side
+    ]
+
+
+@pytest.mark.parametrize(("backend", "knob"), reading_cases())
+def test_a_reader_side_knob_is_named_with_lines_that_run(
+    source: Path, tmp_path: Path, backend: str, knob: str
+) -> None:
+    """Never dropped: apply says it is set when reading, and the lines it gives open the
+    target with it."""
+    import dask
+    import h5py
+    import netCDF4
+    import xarray as xr
+    import zarr
+
+    writer = writers()[backend]
+    value, beside = READING[knob]
+    target = tmp_path / f"out{writer.suffixes[0]}"
+    settings = f"backend={backend} chunks=4x4x4 {beside} {knob}={value}"
+    report = apply(
+        None, source, target, settings=settings, variables=["v"], progress=False, measure=False
+    )
+    assert report.reading[0].startswith("set when reading (not stored in the file): ")
+    assert f"{knob} " in report.reading[0]
+    assert knob not in (report.file_properties or {})  # type: ignore[union-attr]
+    code = "\n".join(line.strip() for line in report.reading[1:])
+    assert code, "a reader-side knob without the line that sets it"
+    namespace = {
+        "path": str(target),
+        "xr": xr,
+        "h5py": h5py,
+        "dask": dask,
+        "zarr": zarr,
+        "netCDF4": netCDF4,
+    }
+    with dask.config.set({}), zarr.config.set({}):
+        exec(code, namespace)
+    if "f" in namespace:
+        namespace["f"].close()
+    if "ds" in namespace:
+        assert float(namespace["ds"]["v"][-1].mean()) > 0
+        namespace["ds"].close()

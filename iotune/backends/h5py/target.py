@@ -38,6 +38,15 @@ FILE_CARRIED = (
 )
 
 
+#: the reader-side knobs as h5py.File's keywords (h5netcdf's ``driver_kwds`` take the same)
+READ_KEYWORDS = {
+    "chunk_cache": "rdcc_nbytes",
+    "cache_slots": "rdcc_nslots",
+    "cache_preemption": "rdcc_w0",
+    "page_buffer": "page_buf_size",
+}
+
+
 class H5Target(TargetWriter):
     """The partial target file at ``path``, created (``w``) or reopened (``a``)."""
 
@@ -171,6 +180,35 @@ class H5Target(TargetWriter):
         paged = space["file_space_strategy"] == "page"
         found["page_size"] = space["file_space_page_size"] if paged else None
         return found | _codec(filters)
+
+    @classmethod
+    def reader_lines(cls, settings: Mapping[str, Any]) -> list[str]:
+        """h5py's open with the chunk cache and page buffer, then xarray's (h5netcdf)."""
+        driver = _driver_keywords(settings)
+        lines = []
+        if driver:
+            keywords = ", ".join(f"{k}={v!r}" for k, v in driver.items())
+            lines.append(f'f = h5py.File(path, "r", {keywords})')
+        if settings.get("sieve_buf_size") is not None:
+            size = int(settings["sieve_buf_size"])
+            lines.append(
+                "# sieve buffer: fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS); "
+                f"fapl.set_sieve_buf_size({size})"
+            )
+        return [*lines, *super().reader_lines(settings)]
+
+    @classmethod
+    def xarray_keywords(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+        driver = _driver_keywords(settings)
+        found = {"driver_kwds": driver} if driver else {}
+        return found | super().xarray_keywords(settings)
+
+
+def _driver_keywords(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The reader-side knobs of ``settings`` as h5py.File's (and h5netcdf's) keywords."""
+    return {
+        kw: settings[knob] for knob, kw in READ_KEYWORDS.items() if settings.get(knob) is not None
+    }
 
 
 def _codec(filters: list[Any]) -> dict[str, Any]:

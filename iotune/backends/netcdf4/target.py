@@ -169,7 +169,7 @@ class NetcdfTarget(TargetWriter):
 
     @classmethod
     def reader_lines(cls, settings: Mapping[str, Any]) -> list[str]:
-        return netcdf4_cache_lines(settings)
+        return [*netcdf4_cache_lines(settings), *super().reader_lines(settings)]
 
 
 @contextlib.contextmanager

@@ -41,7 +41,8 @@ class ZarrTarget(TargetWriter):
         "quantize",
         "write_empty_chunks",
     )
-    reader_side = ("chunk_cache", "request_concurrency", "dask_chunks", "dask_threads")
+    #: chunk_cache is accepted for multi-format sweeps, but zarr has no chunk cache
+    reader_side = ("request_concurrency", "dask_chunks", "dask_threads")
     suffixes = (".zarr",)
     file_kind = "a Zarr"
     engine = "zarr"
@@ -185,10 +186,11 @@ class ZarrTarget(TargetWriter):
 
     @classmethod
     def reader_lines(cls, settings: Mapping[str, Any]) -> list[str]:
+        lines = super().reader_lines(settings)
         concurrency = settings.get("request_concurrency")
         if concurrency is None:
-            return []
-        return ["import zarr", f"zarr.config.set({{'async.concurrency': {int(concurrency)}}})"]
+            return lines
+        return [f"zarr.config.set({{'async.concurrency': {int(concurrency)}}})", *lines]
 
 
 def _encoding(var: Any, plan: TargetPlan) -> dict[str, Any]:
