@@ -227,7 +227,9 @@ def parse_settings(text: str, *, backend: str | None = None) -> dict[str, Any]:
                 f"--settings: {key + sep + value!r} is not KEY=VALUE with KEY one of "
                 f"{', '.join(allowed)}"
             )
-        if key in ("chunks", "shards"):
+        if key == "shards" and value == "none":
+            settings[key] = value
+        elif key in ("chunks", "shards"):
             try:
                 settings[key] = parse_chunk_label(value)
             except ValueError as err:

@@ -134,3 +134,38 @@ def test_bad_store_inputs_exit_2_with_one_line_and_nothing_created_overwrite_rep
     api.apply(None, source, taken, settings="chunks=40x8x8", overwrite=True, progress=False)
     assert stored_chunks(taken, "tas") == ((40, 8, 8), [])
     assert_same_data(source, taken)
+
+
+#: every knob the Zarr writer carries, each value of the choice knobs across the two
+ZARR_ON_S3 = [
+    "shards=4x8x8 shard_index=start codec=zstd level=3 write_empty_chunks=off",
+    "shards=none codec=zlib level=1 shuffle=byte quantize=bitround:10",
+    "shards=4x8x8 shard_index=end codec=none write_empty_chunks=on",
+]
+
+
+@pytest.mark.parametrize("asked", ZARR_ON_S3)
+def test_a_zarr_store_on_s3_reads_back_its_knobs_as_asked(tmp_path: Path, s3, asked: str) -> None:
+    """The object-store side of tests/convert/test_knob_roundtrip.py: the same writer, read
+    back from the bucket."""
+    import netCDF4
+    import numpy as np
+
+    from iotune.backends import get_backend
+
+    bucket, _client = s3
+    source = tmp_path / "source.nc"
+    with netCDF4.Dataset(source, "w") as nc:
+        for dim in ("t", "y", "x"):
+            nc.createDimension(dim, 8)
+        values = np.arange(512, dtype="f4").reshape(8, 8, 8) + 0.5
+        values[:4] = np.nan  # chunks equal to the fill value: stored or not
+        nc.createVariable("v", "f4", ("t", "y", "x"))[:] = values
+    target = f"s3://{bucket}/knobs-{ZARR_ON_S3.index(asked)}.zarr"
+    settings = f"backend=zarr chunks=4x4x4 {asked}"
+    api.apply(
+        None, source, target, settings=settings, variables=["v"], progress=False, measure=False
+    )
+    found = get_backend("zarr").apply_target().read_back(target, "v")  # type: ignore[union-attr]
+    for knob, value in (item.split("=") for item in asked.split()):
+        assert str(found[knob]) == value, (knob, found)

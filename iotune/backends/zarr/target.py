@@ -13,7 +13,7 @@ index location, the codec and quantisation; request concurrency is a reader's.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -159,13 +159,17 @@ class ZarrTarget(TargetWriter):
         return tuple(array.chunks), [codecs + shards]
 
     @classmethod
-    def read_back(cls, path: Path, variable: str) -> dict[str, Any]:
+    def read_back(cls, path: Path | str, variable: str) -> dict[str, Any]:
         """Chunks, shards and index location, codec, quantisation, and whether chunks equal
-        to the fill value were stored (when the array has such a chunk)."""
+        to the fill value were stored (when the array has such a chunk); ``path`` is a
+        directory or a store's URL (``s3://...``)."""
+        import fsspec
         import zarr
 
-        array = zarr.open_array(Path(path) / variable, mode="r")
-        meta = json.loads((Path(path) / variable / "zarr.json").read_text())
+        fs, root = fsspec.core.url_to_fs(str(path))
+        where = f"{root.rstrip('/')}/{variable}"
+        array = zarr.open_array(str(path), path=variable, mode="r")
+        meta = json.loads(fs.cat_file(f"{where}/zarr.json"))
         found: dict[str, Any] = {
             "chunks": chunk_label(array.chunks),
             "shards": chunk_label(array.shards) if array.shards else "none",
@@ -179,7 +183,7 @@ class ZarrTarget(TargetWriter):
             if "keepbits" in config:
                 found["quantize"] = f"bitround:{config['keepbits']}"
         found |= _codec(array.compressors)
-        empty = _empty_chunks(array, Path(path) / variable)
+        empty = _empty_chunks(array, lambda key: bool(fs.exists(f"{where}/{key}")))
         if empty is not None:
             found["write_empty_chunks"] = empty
         return found
@@ -226,7 +230,7 @@ def _codec(compressors: Any) -> dict[str, Any]:
     return {"codec": aliases.get(name, name), "level": level, "shuffle": shuffle}
 
 
-def _empty_chunks(array: Any, where: Path) -> str | None:
+def _empty_chunks(array: Any, exists: Callable[[str], bool]) -> str | None:
     """``on`` when a chunk equal to the fill value was stored, ``off`` when one was skipped.
 
     None when the array has no such chunk (nothing tells).  Sharded arrays are judged
@@ -243,7 +247,7 @@ def _empty_chunks(array: Any, where: Path) -> str | None:
             empty_at.append(index)
     if not empty_at:
         return None
-    stored = [(where / "c" / "/".join(map(str, i))).exists() for i in empty_at]
+    stored = [exists("c/" + "/".join(map(str, i))) for i in empty_at]
     return "on" if all(stored) else "off"
 
 
