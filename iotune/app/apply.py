@@ -207,13 +207,15 @@ def apply_with(
         )
     except UsageError as err:  # its sizes as the user gave --max-mem
         raise UsageError(limit_text(err, budget=budget, limit=limit)) from err
+    said = _objective_said(ds, objective) if settings is None and ds is not None else ""
     if dry_run:
         try:
-            return predict(
+            found = predict(
                 job, ds, source_text=_shown(source), target_text=str(target), verify_mode=verify
             )
         finally:
             job.source.close()
+        return replace(found, objective=said)
     client = None
     try:
         if engine.where != "this process":
@@ -227,7 +229,7 @@ def apply_with(
             client.close()
             if cluster is not None:
                 cluster.close()
-    report = replace(report, engine=engine.text())
+    report = replace(report, engine=engine.text(), objective=said)
     if wanted and on_a_store(job):
         report.after = {"skipped": "the patterns are not measured on object stores yet"}
         return report
@@ -293,6 +295,14 @@ def chosen_layout(
     if backend not in HDF5:  # the HDF5 file-level knobs travel only to an HDF5 file
         found = {k: v for k, v in found.items() if k not in HDF5_KNOBS}
     return layout_of(found, dims=dims, backend=backend)
+
+
+def _objective_said(ds: xr.Dataset, objective: Objective | None) -> str:
+    """The objective the recommendation was for, as a line says it (why, when the default)."""
+    from iotune.results.objective import own_patterns
+
+    goal = (objective or Objective()).resolved(ds.iotune.metrics, own=own_patterns(ds))
+    return goal.said
 
 
 def _results(results: str | Path | xr.Dataset) -> xr.Dataset:

@@ -35,12 +35,17 @@ class ApplyReport:
     #: the read patterns timed on the source and the target after the conversion
     #: (:mod:`iotune.convert.after`); None when not measured
     after: dict[str, Any] | None = None
+    #: the objective the settings were recommended for, and why when it was the default
+    #: (:attr:`iotune.model.objective.Objective.said`); empty with ``--settings``
+    objective: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def text(self) -> str:
         lines = [f"applied {self.settings}", f"  {self.source} -> {self.target}"]
+        if self.objective:
+            lines.append(f"  objective: {self.objective}")
         for var in self.variables:
             lines.append(
                 f"  {var['name']}: chunks {var['chunks_before']} -> {var['chunks_after']}, "
