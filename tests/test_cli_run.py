@@ -422,8 +422,12 @@ def test_run_and_show_say_the_pick_with_its_cost_the_same_way(make_spec, tmp_pat
     said = " ".join(x.strip() for x in pick)
     for metric in ("write", "read:full", "read:spatial", "read:timeseries"):
         assert re.search(rf" {metric} [\d.]+x \[[\d.]+x to [\d.]+x\]", said), metric
-    assert re.search(r" size [\d.]+x$", said.removesuffix(pick[-1].strip()).strip())
-    assert pick[-1] == "  (more: iotune recommend --objective read:timeseries)"
+    costs = " ".join(x.strip() for x in pick[:-2])
+    assert re.search(r" size [\d.]+x$", costs)
+    assert pick[-2:] == [
+        "  objective: read:timeseries (the built-in default; pass --objective to choose)",
+        "  (more: iotune recommend --objective read:timeseries)",
+    ]
     assert max(map(len, pick)) <= 100
     shown = iotune("show", tmp_path / "out", check=True).stdout
     assert "\n".join(pick) in shown

@@ -3,6 +3,7 @@ feature says in one line which extra to install (exit 2)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -32,6 +33,21 @@ backend: mpiio
 parameters: {nprocs: 1, transfer_size: 64KiB}
 read: {patterns: [full]}
 """
+
+TINY_SPEC = """\
+version: 1
+name: lean-tiny
+workload: {shape: {time: 8, y: 16, x: 16}}
+backend: netcdf4
+parameters: {chunks: [[8, 16, 16], [1, 16, 16]]}
+read: {patterns: [full, timeseries], timeseries: {pixels: 4}}
+measure: {repeats: 1}
+"""
+SOURCE = (
+    "import numpy as np, xarray as xr\n"
+    "values = np.arange(8 * 16 * 16, dtype='float32').reshape(8, 16, 16)\n"
+    "xr.Dataset({'data': (('time', 'y', 'x'), values)}).to_netcdf('source.nc')\n"
+)
 
 pytestmark = pytest.mark.slow
 
@@ -93,6 +109,34 @@ def test_a_feature_names_its_missing_extra(
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert f"needs {module}" in lines[0] and f"pip install 'iotune[{extra}]'" in lines[0]
+    # installed from this clone: 'iotune[search]' would fetch a released iotune instead
+    assert f"needs {module}" in lines[0] and f"pip install '{ROOT}[{extra}]'" in lines[0]
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists(), "nothing may start before the refusal"
+
+
+def test_the_walkthrough_needs_no_extra(lean: Path, tmp_path: Path) -> None:
+    """Every core command on a tiny sweep; which knobs matter (optuna) is left out in one line."""
+    (tmp_path / "tiny.yaml").write_text(TINY_SPEC)
+    subprocess.run([lean / "python", "-c", SOURCE], cwd=tmp_path, check=True)
+    said = {}
+    for args in (
+        ["validate", "tiny.yaml"],
+        ["plan", "tiny.yaml"],
+        ["run", "tiny.yaml", "-o", "out", "--no-progress"],
+        ["show", "out"],
+        ["recommend", "out"],
+        ["recommend", "out", "--format", "json"],
+        ["plot", "out"],
+        ["apply", "out", "source.nc", "-o", "target.nc", "--no-progress", "--no-measure"],
+    ):
+        done = _run(lean, *args, cwd=tmp_path)
+        assert done.returncode == 0, f"iotune {' '.join(args)}: {done.stderr}"
+        said[" ".join(args[:1] + args[2:])] = done.stdout
+    missing = f"needs optuna (pip install '{ROOT}[search]')"
+    knobs = [x for x in said["recommend"].splitlines() if "optuna" in x]
+    assert knobs == [f"which knobs matter: {missing}"]
+    found = json.loads(said["recommend --format json"])
+    assert found["importance_unavailable"] == missing and found["importance"] == {}
+    assert "objective: read:timeseries (the built-in default" in said["recommend"]
+    assert (tmp_path / "target.nc").is_file() and list((tmp_path / "out").glob("*.png"))

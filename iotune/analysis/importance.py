@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from iotune.core.errors import RecommendError
-from iotune.core.extras import require
+from iotune.core.extras import missing, require
 from iotune.core.logs import quiet
 from iotune.results.labels import applied
 from iotune.results.objective import Candidate, parse_objective
@@ -55,10 +55,14 @@ class Importance:
     note: str = ""
     #: the parameters some points did not apply, with the points that did (their share's basis)
     applied: dict[str, int] = field(default_factory=dict)
+    #: why importance cannot be computed here: ``needs optuna (pip install ...)``; empty if it can
+    unavailable: str = ""
 
     def text(self) -> str:
         """``what matters for write: codec 80 %, level 0 % (12 points, level on the 9 it
-        applies to; ...)``."""
+        applies to; ...)``, or ``which knobs matter: needs optuna (pip install ...)``."""
+        if self.unavailable:
+            return f"which knobs matter: {self.unavailable}"
         if not self.shares:
             return f"what matters for {self.objective}: {self.note}"
         shown = ", ".join(f"{name} {share * 100:.0f} %" for name, share in self.shares.items())
@@ -77,13 +81,20 @@ def importance(
     *,
     weights: str | Mapping[str, float] | None = None,
 ) -> Importance:
-    """Parameter importance of the results ``ds`` under an objective (as ``recommend``'s)."""
+    """Parameter importance of the results ``ds`` under an objective (as ``recommend``'s).
+
+    Without optuna (the search extra) the :class:`Importance` says so in
+    ``unavailable`` instead of raising: the rest of a recommendation needs no extra.
+    """
     if weights is None and "=" in str(objective or ""):
         objective, weights = None, objective
     goal = parse_objective(ds.iotune.metrics, objective, weights)
     chosen = goal.weights or {}
     shown = ", ".join(f"{m}={w:g}" for m, w in chosen.items())
     name = next(iter(chosen)) if len(chosen) == 1 else shown
+    lacking = missing("optuna", extra="search")
+    if lacking:  # an extra's answer: the pick beside it needs none
+        return Importance(name, unavailable=lacking)
     params = [p for p in ds.iotune.swept if p != "fidelity"]  # the workload, not a knob
     try:  # every successful point at full size with each metric (cheap trials rank apart)
         cands = ds.iotune.rank_by(goal).candidates

@@ -80,6 +80,11 @@ class Recommendation:
     #: share of importance per parameter (sum 1) and the line that says it
     importance: dict[str, float] = field(default_factory=dict)
     importance_text: str = ""
+    #: why importance is left out (an extra not installed: what installs it); empty otherwise
+    importance_unavailable: str = ""
+    #: why the objective is the default one (:func:`iotune.model.objective.default_metric`);
+    #: empty when it was given
+    objective_default: str = ""
     #: the winner's speedup over each named baseline (the spec's ``baselines``) per pattern:
     #: ``{baseline, pattern, speedup, low, high, size_ratio}`` (:mod:`iotune.results.speedup`)
     vs_baselines: list[dict[str, Any]] = field(default_factory=list)
@@ -136,8 +141,9 @@ def recommend(
         A results file, its directory or an opened results Dataset.
     objective
         One metric: ``"write"`` or ``"read:<pattern>"`` (weights as below are
-        taken too).  Default: ``weights``, else ``read:timeseries``/the first
-        read pattern/``write``.
+        taken too).  Default: ``weights``, else
+        :func:`~iotune.model.objective.default_metric`'s (the user's own read
+        pattern, the loader's, ``timeseries``, the first read pattern, ``write``).
     weights
         Several metrics, ``"write=1,read:timeseries=3"`` or a mapping.
     max_size
@@ -226,6 +232,8 @@ def recommend_with(
         cost=cost,
         importance=found.shares if found else {},
         importance_text=found.text() if found else "",
+        importance_unavailable=found.unavailable if found else "",
+        objective_default=ranking.objective.why,
         weights=chosen,
         winner=winner,
         runner_up=runner,

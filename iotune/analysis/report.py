@@ -66,10 +66,13 @@ def render_text(rec: Recommendation) -> str:
     used = rec.repeats_used or (rec.repeats, rec.repeats)
     repeats = str(used[0]) if used[0] == used[1] else f"{used[0]}-{used[1]}"
     lines = [rec.keep_text] if rec.keep_text else []  # the answer first, then what was measured
-    lines.append(
-        f"objective: {objective} (throughput in MiB/s, median of {repeats} repeats; "
-        f"{rec.candidates} configurations qualify)"
+    measured = (
+        f"throughput in MiB/s, median of {repeats} repeats; {rec.candidates} configurations qualify"
     )
+    if rec.objective_default:  # which objective, and why, on a line of its own
+        lines += [objective_line(rec), f"  {measured}"]
+    else:
+        lines.append(f"objective: {objective} ({measured})")
     if rec.noise:
         floors = ", ".join(f"{m} {v:.0%}" for m, v in rec.noise.items())
         lines.append(f"noise floor of this run (smallest difference it could see): {floors}")
@@ -154,6 +157,10 @@ def render_summary(rec: Recommendation, *, width: int = WIDTH) -> list[str]:
             initial_indent="  ",
             subsequent_indent="    ",
         )
+    if rec.objective_default:
+        lines += textwrap.wrap(
+            objective_line(rec), width=width, initial_indent="  ", subsequent_indent="    "
+        )
     # not wrapped: a line's command is pasted whole; the few lines name readers only
     # when some need a plugin (recommend's full text names them always)
     needs_plugin = rec.readers is not None and bool(rec.readers.plugins)
@@ -165,6 +172,16 @@ def render_summary(rec: Recommendation, *, width: int = WIDTH) -> list[str]:
 
 def _readers_lines(rec: Recommendation) -> list[str]:
     return rec.readers.lines() if rec.readers is not None else []
+
+
+def objective_line(rec: Recommendation) -> str:
+    """``objective: read:x (why it is the default; pass --objective to choose)``.
+
+    Only for a default objective (``rec.objective_default``); a given one says itself.
+    """
+    from iotune.model.objective import Objective
+
+    return f"objective: {Objective(weights=rec.weights, why=rec.objective_default).said}"
 
 
 def _candidate_lines(role: str, cand: Candidate) -> list[str]:

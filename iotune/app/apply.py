@@ -204,13 +204,15 @@ def apply_with(
         )
     except UsageError as err:  # its sizes as the user gave --max-mem
         raise UsageError(limit_text(err, budget=budget, limit=limit)) from err
+    said = _objective_said(ds, objective) if settings is None and ds is not None else ""
     if dry_run:
         try:
-            return predict(
+            predicted = predict(
                 job, ds, source_text=_shown(source), target_text=str(target), verify_mode=verify
             )
         finally:
             job.source.close()
+        return replace(predicted, objective=said)
     client = None
     try:
         if engine.where != "this process":
@@ -229,6 +231,7 @@ def apply_with(
         engine=report.engine or engine.text(),
         readers=_readers(layout, ds, objective),
         reading=layout.reading_lines(),
+        objective=said,
     )
     if wanted and on_a_store(job):
         report.after = {"skipped": "the patterns are not measured on object stores yet"}
@@ -308,6 +311,14 @@ def _readers(layout: Layout, ds: xr.Dataset | None, objective: Objective | None)
     if ds is not None and objective is not None and objective.readers:
         found["note"] = ds.iotune.rank_by(objective).note
     return found
+
+
+def _objective_said(ds: xr.Dataset, objective: Objective | None) -> str:
+    """The objective the recommendation was for, as a line says it (why, when the default)."""
+    from iotune.results.objective import own_patterns
+
+    goal = (objective or Objective()).resolved(ds.iotune.metrics, own=own_patterns(ds))
+    return goal.said
 
 
 def _results(results: str | Path | xr.Dataset) -> xr.Dataset:

@@ -103,6 +103,37 @@ def _remove_area(target: Any, remove: Callable[[Any], int]) -> None:
         )
 
 
+def _first_missing(path: Path) -> Path | None:
+    """The outermost directory of ``path`` that does not exist yet (None: it exists)."""
+    if path.exists():
+        return None
+    while not path.parent.exists():
+        path = path.parent
+    return path
+
+
+def _entries(out: Path) -> set[Path]:
+    """What ``out`` and its ``references`` folder hold (a run adds nothing deeper)."""
+    from iotune.measuring.reference import FOLDER
+
+    found = set(out.iterdir())
+    if (out / FOLDER).is_dir():
+        found |= set((out / FOLDER).iterdir())
+    return found
+
+
+def _leave_as_found(out: Path, *, made: Path | None, before: set[Path]) -> None:
+    """Remove what a refused run made: the directories it created, else its new entries."""
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
+        return
+    for path in sorted(_entries(out) - before, reverse=True):  # a folder's files first
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
 class Session:
     """The output directory, journal, scratch, executor and results of one measured run.
 
@@ -168,33 +199,49 @@ class Session:
             from iotune.objectstore.target import Target
 
             check(Target(self.sweep.storage))
+        made = _first_missing(self.out)
         self.out.mkdir(parents=True, exist_ok=True)
         with ExitStack() as stack:
             stack.enter_context(stop_on_signals())
             stack.enter_context(DirectoryLock(self.out))
-            if self.options.overwrite:  # only the files a run writes; the rest is the user's
-                for name in self.discard:
-                    (self.out / name).unlink(missing_ok=True)
-            sweep = self.sweep
-            self.journal = Journal(
-                self.out / JOURNAL_NAME,
-                digest=sweep.digest(),
-                name=sweep.name,
-                resume=self.options.resume,
-            )
-            self.root = make_scratch_root(self.scratch, self.out)
-            stack.callback(shutil.rmtree, self.root, ignore_errors=True)
-            self.provenance = provenance.collect(self.root)
-            if sweep.storage is not None:
-                self.provenance |= _object_area(sweep.storage, self.root, stack)
-            self.limit = load_limit(self.root, storage=sweep.storage)  # the device or store limit
-            if sweep.read.user:  # kept in the results, so a replay finds the code again
-                self.provenance["user_patterns"] = json.dumps(
-                    [u.to_dict() | {"base": u.base} for u in sweep.read.user]
-                )
-                self.references(sweep.workload)  # before the first trial: its error stops the run
+            before = _entries(self.out)
+            try:
+                self._prepare(stack)
+            except BaseException:  # refused before any trial: leave OUT as it was found
+                _leave_as_found(self.out, made=made, before=before)
+                raise
             self._stack = stack.pop_all()
         return self
+
+    def _prepare(self, stack: ExitStack) -> None:
+        """The journal, the user's references, scratch, provenance and the device limit."""
+        sweep, overwrite = self.sweep, self.options.overwrite
+        if not overwrite:  # an earlier run's results refuse this one first, before the references
+            self.journal = self._journal()
+        if sweep.read.user:  # before the first trial: an error in the user's code stops the run
+            self.references(sweep.workload)
+        if overwrite:  # only the files a run writes, and only now that nothing refused the run
+            for name in self.discard:
+                (self.out / name).unlink(missing_ok=True)
+            self.journal = self._journal()
+        self.root = make_scratch_root(self.scratch, self.out)
+        stack.callback(shutil.rmtree, self.root, ignore_errors=True)
+        self.provenance = provenance.collect(self.root)
+        if sweep.storage is not None:
+            self.provenance |= _object_area(sweep.storage, self.root, stack)
+        self.limit = load_limit(self.root, storage=sweep.storage)  # the device or store limit
+        if sweep.read.user:  # kept in the results, so a replay finds the code again
+            self.provenance["user_patterns"] = json.dumps(
+                [u.to_dict() | {"base": u.base} for u in sweep.read.user]
+            )
+
+    def _journal(self) -> Journal:
+        return Journal(
+            self.out / JOURNAL_NAME,
+            digest=self.sweep.digest(),
+            name=self.sweep.name,
+            resume=self.options.resume,
+        )
 
     def __exit__(
         self,

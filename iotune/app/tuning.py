@@ -116,7 +116,8 @@ def grid_sweep(grid: xr.Dataset, overrides: Mapping[str, Any], source: str) -> S
 def goal_of(sweep: Sweep, search: SearchSpec) -> Goal:
     """The search's goal: the :class:`Objective` of ``search``, resolved like ``recommend``'s."""
     metrics = ["write", *(f"read:{p}" for p in sweep.read.patterns)]
-    objective = Objective.from_search(search).resolved(metrics)
+    own = [p for p in sweep.read.patterns if sweep.read.user_pattern(p) is not None]
+    objective = Objective.from_search(search).resolved(metrics, own=own)
     return Goal.of(objective, full_bytes=sweep.workload.nbytes)
 
 

@@ -109,7 +109,11 @@ def _measuring(p: argparse.ArgumentParser, out_help: str) -> None:
 
 def _objective(p: argparse.ArgumentParser) -> None:
     """Options shared by recommend and tune: what 'best' means."""
-    p.add_argument("--objective", help="write or read:PATTERN (default read:timeseries)")
+    p.add_argument(
+        "--objective",
+        help="write or read:PATTERN (default: the sweep's read pattern of your own code, "
+        "else batches, else timeseries, else its first; write when it reads nothing)",
+    )
     p.add_argument("--weights", help="several metrics, e.g. write=1,read:timeseries=3")
     p.add_argument("--max-size", help="largest stored size allowed, e.g. 64MiB")
     p.add_argument("--max-ratio-loss", help="fraction (0-1) of the best ratio one may give up")

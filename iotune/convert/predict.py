@@ -70,6 +70,8 @@ class Prediction:
     #: the knobs a reader sets, not the file, and the lines to set them
     reading: list[str] = field(default_factory=list)
     time_model: str = TIME_MODEL
+    #: the objective the settings were recommended for (:class:`ApplyReport`'s)
+    objective: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,6 +79,8 @@ class Prediction:
     def text(self) -> str:
         lines = [f"dry run: would apply {self.settings} (nothing created)"]
         lines.append(f"  {self.source} -> {self.target}")
+        if self.objective:
+            lines.append(f"  objective: {self.objective}")
         plural = "" if self.regions == 1 else "s"
         lines.append(f"  variables {', '.join(self.variables)}; {self.regions} region{plural}")
         if self.size_bytes is None:

@@ -61,6 +61,9 @@ class ApplyReport:
     readers: dict[str, Any] | None = None
     #: the knobs a reader sets, not the file, and the lines to set them (``Layout.reading_lines``)
     reading: list[str] = field(default_factory=list)
+    #: the objective the settings were recommended for, and why when it was the default
+    #: (:attr:`iotune.model.objective.Objective.said`); empty with ``--settings``
+    objective: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,6 +71,8 @@ class ApplyReport:
     def text(self) -> str:
         lines = [self._state()] if self.state else []
         lines += [f"applied {self.settings}", f"  {self.source} -> {self.target}"]
+        if self.objective:
+            lines.append(f"  objective: {self.objective}")
         for var in self.variables:
             lines.append(
                 f"  {var['name']}: chunks {var['chunks_before']} -> {var['chunks_after']}, "

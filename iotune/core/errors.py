@@ -86,13 +86,16 @@ class MissingExtraError(UsageError):
         The missing importable module, e.g. ``optuna``.
     extra
         The extra that installs it, e.g. ``search``.
+    hint
+        The command that installs it (:func:`iotune.core.extras.install_hint`).
     """
 
-    def __init__(self, feature: str, module: str, extra: str) -> None:
+    def __init__(self, feature: str, module: str, extra: str, *, hint: str = "") -> None:
         self.feature, self.module, self.extra = feature, module, extra
-        hint = f"pip install 'iotune[{extra}]'"
-        if extra == "mpi":
-            hint += " (or 'iotune[mpich]' on a laptop)"
+        if not hint:  # an index's install; core.extras.install_hint knows a clone's
+            hint = f"pip install 'iotune[{extra}]'"
+            if extra == "mpi":
+                hint += " (or 'iotune[mpich]' on a laptop)"
         super().__init__(f"{feature} needs {module}, which is not installed: {hint}")
 
 

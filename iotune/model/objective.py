@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from iotune.core.errors import RecommendError
@@ -120,6 +120,29 @@ def check_alpha(alpha: float) -> None:
         )
 
 
+def default_metric(allowed: Sequence[str], *, own: Sequence[str] = ()) -> tuple[str, str]:
+    """The objective when none is given, and why, from the metrics the results have.
+
+    The first read pattern that is the user's own code (``own``), else the loader's
+    (``batches``), else ``timeseries`` (the built-in patterns' documented default),
+    else the sweep's first read pattern, else ``write``: a sweep measures the write
+    of every trial, but a user who reads names what they read.
+    """
+    reads = [m for m in allowed if m.startswith("read:")]
+    mine = [f"read:{p}" for p in own if f"read:{p}" in reads]
+    if mine:
+        return mine[0], "your code's first read pattern"
+    for metric, why in (
+        ("read:batches", "the sweep's loader pattern"),
+        ("read:timeseries", "the built-in default"),
+    ):
+        if metric in reads:
+            return metric, why
+    if reads:
+        return reads[0], "the sweep's first read pattern"
+    return "write", "the sweep reads nothing"
+
+
 def _check_weights(weights: Mapping[str, float]) -> None:
     if not weights:
         raise RecommendError("--weights: none given; allowed: METRIC=NUMBER pairs")
@@ -139,7 +162,7 @@ class Objective:
     ----------
     metric
         ``"write"`` or ``"read:<pattern>"``; with neither ``metric`` nor ``weights``
-        :meth:`resolved` picks ``read:timeseries``, else the first metric, else ``write``.
+        :meth:`resolved` picks :func:`default_metric`'s.
     weights
         Several metrics, ``{"write": 1.0, "read:timeseries": 3.0}`` (each > 0); not
         with ``metric``.
@@ -174,6 +197,8 @@ class Objective:
     min_digits: int | None = None
     alpha: float = ALPHA
     readers: tuple[str, ...] | None = None
+    #: why the metric is the default one (set by :meth:`resolved`; empty when given)
+    why: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if self.metric is not None and self.weights is not None:
@@ -247,19 +272,23 @@ class Objective:
         }
         return {k: v for k, v in given.items() if v is not None}
 
-    def resolved(self, allowed: Sequence[str]) -> Objective:
+    def resolved(self, allowed: Sequence[str], *, own: Sequence[str] = ()) -> Objective:
         """This objective as weights over metrics the results have (``allowed``).
+
+        Without ``metric`` and ``weights`` the metric is :func:`default_metric`'s,
+        and :attr:`why` says why.  ``own`` names the read patterns that are the
+        user's own code (preferred as the default).
 
         Raises
         ------
         RecommendError
             A metric the results do not have; the message lists those they have.
         """
+        why = ""
         if self.weights is None:
             metric = self.metric
             if metric is None:
-                defaults = [m for m in ("read:timeseries", *allowed) if m in allowed]
-                metric = defaults[0] if defaults else "write"
+                metric, why = default_metric(allowed, own=own)
             weights, where = {metric: 1.0}, "--objective"
         else:
             weights, where = dict(self.weights), "--weights"
@@ -269,4 +298,13 @@ class Objective:
                     f"{where}: {metric!r} is not a metric of these results; "
                     f"allowed: {', '.join(allowed)}"
                 )
-        return replace(self, metric=None, weights=weights)
+        return replace(self, metric=None, weights=weights, why=why)
+
+    @property
+    def said(self) -> str:
+        """The objective as one line says it: ``read:x (why; pass --objective to choose)``."""
+        chosen = self.weights or ({self.metric: 1.0} if self.metric else {})
+        name = ",".join(f"{m}={w:g}" for m, w in chosen.items())
+        if len(chosen) == 1:
+            name = next(iter(chosen))
+        return f"{name} ({self.why}; pass --objective to choose)" if self.why else name

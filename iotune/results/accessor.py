@@ -32,7 +32,14 @@ from iotune.results.labels import label as label  # re-exported: importers also 
 from iotune.results.labels import plain, point_label
 from iotune.results.labels import value_label as value_label
 from iotune.results.lossy import errors_of
-from iotune.results.objective import Candidate, Ranking, figures, intervals, split_metric
+from iotune.results.objective import (
+    Candidate,
+    Ranking,
+    figures,
+    intervals,
+    own_patterns,
+    split_metric,
+)
 from iotune.results.stats import ALPHA, nanmedian
 
 if TYPE_CHECKING:
@@ -281,8 +288,8 @@ class IotuneAccessor:
         ----------
         objective
             One metric, ``"write"`` or ``"read:<pattern>"``, or weights over several
-            (``"write=1,read:spatial=2"`` or a mapping).  Default ``read:timeseries``,
-            else the first read pattern, else ``write``.  (An
+            (``"write=1,read:spatial=2"`` or a mapping).  Default
+            :func:`~iotune.model.objective.default_metric`'s.  (An
             :class:`~iotune.model.objective.Objective` made elsewhere: :meth:`rank_by`.)
         weights
             Weights as a separate argument (as ``iotune recommend --weights``).
@@ -316,7 +323,7 @@ class IotuneAccessor:
 
     def rank_by(self, objective: Objective) -> Ranking:
         """:meth:`rank` under an :class:`~iotune.model.objective.Objective` made elsewhere."""
-        goal = objective.resolved(self.metrics)
+        goal = objective.resolved(self.metrics, own=own_patterns(self._ds))
         everything = self._candidates(goal.weights or {})
         if not everything:
             raise RecommendError("the results hold no successful trial with every objective metric")

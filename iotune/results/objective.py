@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from iotune.results.lossy import lossless_or_within
 from iotune.results.portable import keep_readable
 from iotune.results.stats import Separation, nanmedian, separate, spread
 
+if TYPE_CHECKING:
+    import xarray as xr
+
 __all__ = [
     "ALPHA",
     "METRIC_VARIABLES",
@@ -51,6 +54,7 @@ __all__ = [
     "constrain",
     "figures",
     "intervals",
+    "own_patterns",
     "parse_objective",
     "parse_weights",
     "rank",
@@ -122,6 +126,14 @@ class Ranking:
         return self.best.separation
 
 
+def own_patterns(ds: xr.Dataset) -> tuple[str, ...]:
+    """The read patterns of ``ds`` that are the user's own code, in the sweep's order."""
+    import json
+
+    found = json.loads(str(ds.attrs.get("provenance_user_patterns", "[]")))
+    return tuple(str(entry["name"]) for entry in found)
+
+
 def parse_objective(
     allowed: Sequence[str],
     objective: str | None = None,
@@ -134,8 +146,7 @@ def parse_objective(
 ) -> Objective:
     """:meth:`Objective.parse` of the options, resolved against the metrics ``allowed``.
 
-    Without ``objective`` and ``weights``: ``read:timeseries``, else the first
-    allowed metric, else ``write``.
+    Without ``objective`` and ``weights``: :func:`iotune.model.objective.default_metric`'s.
 
     Raises
     ------

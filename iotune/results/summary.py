@@ -17,6 +17,7 @@ from iotune.core.errors import RecommendError
 from iotune.core.units import format_duration, format_number
 from iotune.results.accessor import label, value_label  # and ds.iotune
 from iotune.results.labels import plain
+from iotune.results.objective import own_patterns
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -54,14 +55,10 @@ def seconds_per_call(ds: xr.Dataset, metric: str, coords: dict[str, Any]) -> dic
     A person judges an analysis by how long a call takes; MiB/s is for comparing.
     """
     pattern = metric.removeprefix("read:")
-    if pattern not in _user_patterns(ds) or "read_s" not in ds:
+    if pattern not in own_patterns(ds) or "read_s" not in ds:
         return {}
     seconds = _median_at(ds["read_s"].sel(pattern=pattern), coords)
     return {} if seconds is None else {"s_per_call": seconds}
-
-
-def _user_patterns(ds: xr.Dataset) -> set[str]:
-    return {e["name"] for e in json.loads(str(ds.attrs.get("provenance_user_patterns", "[]")))}
 
 
 def mib_per_read(ds: xr.Dataset, metric: str) -> tuple[str, float] | None:
@@ -80,7 +77,7 @@ def mib_per_read(ds: xr.Dataset, metric: str) -> tuple[str, float] | None:
     moved = ds["read_bytes"].sel(pattern=pattern)
     if pattern in SMALL_READS and "read_ops" in ds:
         noun, moved = "read", moved / ds["read_ops"].sel(pattern=pattern)
-    elif pattern in _user_patterns(ds):
+    elif pattern in own_patterns(ds):
         noun = "call"
     else:
         return None

@@ -188,7 +188,8 @@ def _attrs(sweep: Sweep, outcome: Outcome, names: list[str]) -> dict[str, Any]:
         "search_seconds": outcome.seconds,
         "search_trials": len(outcome.steps),
         **outcome.policy_attrs(),  # the rungs, the prior...
-        "search_objective": search.objective or "default (read:timeseries, else first read, write)",
+        "search_objective": search.objective
+        or "default (your own read pattern, else batches, timeseries, the first read, write)",
         "search_weights": json.dumps(dict(outcome.state.goal.weights)),
         "search_limits": json.dumps(dict(outcome.state.goal.limits)),
         "search_remeasure": search.remeasure,

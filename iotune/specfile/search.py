@@ -175,7 +175,7 @@ def parse_objective_text(value: object, metrics: tuple[str, ...]) -> str:
     """``read:timeseries`` or ``write=1,read:spatial=2``, checked against ``metrics``.
 
     Returns the objective as given (stripped); an absent one is ``""`` (the
-    default of ``iotune recommend``: read:timeseries, else the first read, else write).
+    default of ``iotune recommend``: :func:`iotune.model.objective.default_metric`).
     """
     if value is None:
         return ""

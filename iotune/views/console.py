@@ -133,12 +133,14 @@ def pick_lines(ds: xr.Dataset) -> list[str]:
 
 
 def pick_dict(ds: xr.Dataset) -> dict[str, Any]:
-    """:func:`pick_lines` for scripts: the objective, the pick, "keep", the tie and the cost."""
+    """:func:`pick_lines` for scripts: the objective (why, when the default), the pick,
+    "keep", the tie and the cost."""
     rec = pick(ds)
     if rec is None:
         return {}
     found = rec.to_dict()
-    keys = ("weights", "keep", "keep_text", "tie_note", "cost_against", "cost", "readers")
+    keys: tuple[str, ...] = ("weights", "objective_default", "keep", "keep_text", "tie_note")
+    keys += ("cost_against", "cost", "readers")
     return {"winner": rec.winner.label, **{k: found[k] for k in keys}}
 
 

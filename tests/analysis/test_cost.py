@@ -28,7 +28,9 @@ TIE = [
     "stored size,",
     "    then the fewest settings changed from the baseline",
 ]
+#: the default objective, said with why (issue 40), then where to read more
 MORE = "  (more: iotune recommend --objective read:timeseries)"
+DEFAULT = "  objective: read:timeseries (the built-in default; pass --objective to choose)"
 
 
 def run_cli(capsys: pytest.CaptureFixture, *args: object) -> str:
@@ -71,6 +73,7 @@ def test_show_says_keep_your_settings_first_with_what_was_measured(
         "[0.452x to 0.553x],",
         "    read:full 0.667x [0.603x to 0.737x], read:spatial 1.25x [1.13x to 1.38x],",
         "    read:timeseries 1.02x [0.923x to 1.13x], size 0.4x",
+        DEFAULT,
         MORE,
     ]
     # the words of recommend's first line, and of its tie note
@@ -88,6 +91,7 @@ def test_show_gives_the_pick_and_its_cost_on_every_metric(
     assert shown == [
         "recommended for read:timeseries: chunks=8x16x16 codec=zlib",
         *COST_TO_BASELINE,
+        DEFAULT,
         MORE,
     ]
     assert max(map(len, shown)) <= 100
@@ -142,6 +146,7 @@ def test_your_settings_as_the_best_measured_are_kept_first(
     assert after_table(run_cli(capsys, "show", path)) == [
         "keep your settings (chunks=8x16x16 codec=zlib): they are the best measured on "
         "read:timeseries",
+        DEFAULT,
         MORE,
     ]
     said = run_cli(capsys, "recommend", path, "--objective", "read:timeseries")

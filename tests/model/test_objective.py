@@ -67,6 +67,27 @@ def test_resolving_checks_the_metrics_and_picks_the_default() -> None:
         Objective(weights={"read:map": 1.0}).resolved(allowed)
 
 
+@pytest.mark.parametrize(
+    ("allowed", "own", "metric", "why"),
+    [
+        (("write", "read:full", "read:box", "read:batches"), ("box",), "read:box", "your code's"),
+        (("write", "read:full", "read:batches"), (), "read:batches", "loader"),
+        (("write", "read:full", "read:timeseries"), (), "read:timeseries", "built-in default"),
+        (("write", "read:spatial", "read:full"), (), "read:spatial", "first read pattern"),
+        (("write",), (), "write", "reads nothing"),
+    ],
+    ids=["own-code", "loader", "timeseries", "first-read", "write"],
+)
+def test_the_default_is_what_the_sweep_reads_and_says_why(allowed, own, metric, why) -> None:
+    """A sweep that only reads with the user's function is not ranked by its write (issue 40)."""
+    goal = Objective().resolved(allowed, own=own)
+    assert goal.weights == {metric: 1.0}
+    assert why in goal.why and goal.said.endswith("; pass --objective to choose)")
+    assert goal.said.startswith(f"{metric} (")
+    given = Objective(metric="write").resolved(allowed, own=own)
+    assert given.why == "" and given.said == "write"
+
+
 def test_a_search_section_makes_its_objective() -> None:
     search = SearchSpec(objective="write=1,read:full=3", max_size=2048, min_digits=2)
     assert Objective.from_search(search) == Objective(
