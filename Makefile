@@ -88,9 +88,11 @@ demo: $(CORE_STAMP)
 # The suite mostly waits (on sweeps in other processes, servers, kernels, daemons), so
 # two pytest workers about halve its time even on two cores; one file stays on one
 # worker (--dist loadfile), so a file's module fixtures (a Binder venv, a sweep) are
-# built once. TEST_WORKERS=0 runs it in one process.
+# built once; the files with the most slow tests go first (tests/conftest.py), so that
+# no long file is the last to start. TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
-PYTEST := $(BIN)/python -m pytest --durations=25 $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+XDIST := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+PYTEST := $(BIN)/python -m pytest --durations=25 $(if $(filter-out 0,$(TEST_WORKERS)),$(XDIST))
 
 # Every Python process the suite starts (a CLI run, a spawned trial worker, a dask worker,
 # a Jupyter kernel) imports numpy, xarray and the format libraries. uv installs no bytecode,
