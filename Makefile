@@ -66,7 +66,9 @@ HAVE_PHDF5  := $(shell command -v mpicc >/dev/null && pkg-config --exists hdf5-m
 
 venv-phdf5: $(PHDF5_STAMP)
 
-$(PHDF5_STAMP):
+# after .venv (order-only): both install the checkout editable, and setuptools writes its
+# metadata into the checkout; under `make -j2 test` the rest overlaps ruff and mypy
+$(PHDF5_STAMP): | $(STAMP)
 	@test -n "$(HAVE_PHDF5)" || { echo "venv-phdf5 needs mpicc and hdf5-mpich (apt-get install libhdf5-mpich-dev mpich)"; exit 2; }
 	@test -x $(PHDF5)/bin/python || $(PYTHON) -m venv $(PHDF5)
 	$(PHDF5_PIP) install -c $(LOCK) 'setuptools>=68' wheel Cython numpy pkgconfig
@@ -86,14 +88,21 @@ demo: $(CORE_STAMP)
 # The suite mostly waits (on sweeps in other processes, servers, kernels, daemons), so
 # two pytest workers about halve its time even on two cores; one file stays on one
 # worker (--dist loadfile), so a file's module fixtures (a Binder venv, a sweep) are
-# built once. TEST_WORKERS=0 runs it in one process.
+# built once; the files with the most slow tests go first (tests/conftest.py), so that
+# no long file is the last to start. TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
-PYTEST := $(BIN)/python -m pytest --durations=25 $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+XDIST := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+PYTEST := $(BIN)/python -m pytest --durations=25 $(if $(filter-out 0,$(TEST_WORKERS)),$(XDIST))
 
-test: check-lock $(STAMP) $(if $(HAVE_PHDF5),$(PHDF5_STAMP))
-	$(BIN)/ruff check iotune tests benchmarks notebooks
-	$(BIN)/ruff format --check iotune tests benchmarks notebooks
-	$(BIN)/mypy
+# Every Python process the suite starts (a CLI run, a spawned trial worker, a dask worker,
+# a Jupyter kernel) imports numpy, xarray and the format libraries. uv installs no bytecode,
+# so where PYTHONDONTWRITEBYTECODE is set (as on CI machines) each of those processes
+# compiled them from source again: a tiny `iotune run` took 5.2 s of CPU, 1.9 s with
+# bytecode. The suite writes bytecode, once, into the venvs and the checkout.
+test test-fast: export PYTHONDONTWRITEBYTECODE =
+
+# lint before the suite; `make -j2 test` (CI) lints while the parallel-HDF5 venv compiles
+test: check-lock lint $(if $(HAVE_PHDF5),$(PHDF5_STAMP))
 	$(PYTEST)
 
 test-fast: $(STAMP)

@@ -387,3 +387,25 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory):
         del os.environ["XDG_CACHE_HOME"]
     else:
         os.environ["XDG_CACHE_HOME"] = saved
+
+
+# --- order under pytest-xdist ---------------------------------------------------------
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadfile`` the files with the most ``slow`` tests come first.
+
+    pytest-xdist hands whole files to its workers in collection order (with
+    ``--no-loadscope-reorder``, as ``make test`` runs it; by default it orders them by
+    their number of tests, which put the few-but-long files, the notebooks, the
+    walkthrough, the stop tests, last): the longest first, so that no long file starts
+    when the other worker is nearly done and leaves it idle.  The order inside a file
+    stays as written; without xdist nothing moves.
+    """
+    if config.getoption("dist", "no") not in ("loadfile", "loadscope", "loadgroup"):
+        return
+    weight: dict[str, int] = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        weight[path] = weight.get(path, 0) + (item.get_closest_marker("slow") is not None)
+    items.sort(key=lambda item: -weight[item.nodeid.split("::")[0]])
