@@ -104,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{name}: {api.counts_text(ds)}")
     for line in api.nowhere_lines(ds):
         print(f"  {line}")
+    if efficiency := api.efficiency_line(ds):
+        print(f"  {efficiency}")
     print(api.best_text(ds))
     for warning in actions.run_warnings(ds):
         print(f"iotune: warning: {warning}", file=sys.stderr)
