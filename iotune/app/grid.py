@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iotune.app.session import Session, with_overrides
 from iotune.model.records import TrialResult
@@ -61,11 +62,14 @@ def _execute(
     on_result: Callable[[TrialResult], None] | None,
 ) -> None:
     schedule = Schedule(plan, session.journal, session.task)
-    expected = Expected.of_tasks(plan.sweep.workload, [t.params for t in plan.trials])
     asked = time.time()
     spans: list[TrialResult] = []
+    # the codec probe (numcodecs lets go of the GIL) runs while the workers start
+    probe = ThreadPoolExecutor(1)
+    expected = probe.submit(Expected.of_tasks, plan.sweep.workload, _farmed(plan))
+    probe.shutdown(wait=False)
     with session.executor() as executor:
-        executor.expect(expected)
+        executor.expect(expected.result())
         # counted in trials, as the plan and the summary count them; a repeat of an
         # interleaved trial moves the bar by its share, the last one completes the trial
         bar = session.progress(
@@ -92,3 +96,9 @@ def _execute(
         figures = efficiency(asked, spans, executor.workers())
         if figures is not None:
             session.provenance |= figures.provenance()
+
+
+def _farmed(plan: Plan) -> list[dict[str, Any]]:
+    """The parameters of the trials a farm orders (a serial run keeps the plan's order)."""
+    farm = plan.sweep.execution.executor != "serial"
+    return [dict(t.params) for t in plan.trials] if farm else []

@@ -202,12 +202,8 @@ class DaskExecutor(Executor):
         self._wait_for_workers(self._local_workers or 1)
 
     def _wait_for_workers(self, n: int) -> None:
-        """Wait for the first worker, then for ``n`` of them (a LocalCluster's own).
-
-        Trials handed out before every worker of the sweep's own cluster has
-        come would be farmed out to too few; a worker that does not come in
-        :data:`ALL_WORKERS_S` is logged and the sweep goes on with the others.
-        """
+        """Wait for the first worker, then for ``n`` (a LocalCluster's own, so trials are
+        not farmed out to too few); one missing after :data:`ALL_WORKERS_S` is logged."""
         self.client.wait_for_workers(1, timeout=600)
         try:
             self.client.wait_for_workers(n, timeout=ALL_WORKERS_S)
