@@ -16,6 +16,7 @@ codec by what such tasks measured, so a probe that was off corrects itself.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -61,6 +62,7 @@ def probe_codecs(workload: Workload, keys: Iterable[CodecKey]) -> dict[CodecKey,
     from iotune.measuring.data import Field
     from iotune.model import codecs
 
+    workload = _probe_workload(workload)
     plane = max(1, workload.nbytes // max(1, workload.shape[0]))
     rows = max(1, min(workload.shape[0], PROBE_BYTES // plane))
     data = Field(workload).slab(0, rows).tobytes()
@@ -74,6 +76,20 @@ def probe_codecs(workload: Workload, keys: Iterable[CodecKey]) -> dict[CodecKey,
             continue
         found[key] = _codec_seconds(pipeline, data) / len(data)
     return found
+
+
+def _probe_workload(workload: Workload) -> Workload:
+    """``workload``, its planes cropped to about :data:`PROBE_BYTES` when larger.
+
+    The field is generated plane by plane: a 1 GiB plane would cost the probe
+    seconds.  A user's file is read as it is stored.
+    """
+    plane = workload.nbytes // max(1, workload.shape[0])
+    if plane <= PROBE_BYTES or workload.field == "file" or len(workload.shape) < 2:
+        return workload
+    side = max(2, int((PROBE_BYTES / workload.itemsize) ** (1 / (len(workload.shape) - 1))))
+    cropped = (workload.shape[0], *(min(n, side) for n in workload.shape[1:]))
+    return dataclasses.replace(workload, shape=cropped)
 
 
 def _codec_seconds(pipeline: list[Any], data: bytes) -> float:

@@ -57,3 +57,13 @@ def test_what_finished_tasks_measured_reorders_the_rest():
     assert expected.seconds(zstd) == pytest.approx(before)
     expected.observe(zlib, TrialResult("a", "failed", started=0.0, ended=1e6))  # says nothing
     assert expected.seconds(zlib) == pytest.approx(100.0)
+
+
+def test_a_probe_of_a_workload_with_huge_planes_stays_about_a_mebibyte():
+    import dataclasses
+    import time
+
+    workload = dataclasses.replace(tasks()[0].workload, shape=(2, 32768, 32768))  # 2 GiB planes
+    t0 = time.perf_counter()
+    got = probe_codecs(workload, [("zlib", 1, "none")])
+    assert got[("zlib", 1, "none")] > 0 and time.perf_counter() - t0 < 10
