@@ -104,9 +104,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"{name}: {api.counts_text(ds)}")
     for line in api.nowhere_lines(ds):
         print(f"  {line}")
-    if efficiency := api.efficiency_line(ds):
-        print(f"  {efficiency}")
     print(api.best_text(ds))
+    if efficiency := api.efficiency_line(ds):  # how busy the executor kept its workers
+        print(efficiency)
     for warning in actions.run_warnings(ds):
         print(f"iotune: warning: {warning}", file=sys.stderr)
     print(f"results: {out / 'results.nc'}")

@@ -82,10 +82,14 @@ def _probe_workload(workload: Workload) -> Workload:
     """``workload``, its planes cropped to about :data:`PROBE_BYTES` when larger.
 
     The field is generated plane by plane: a 1 GiB plane would cost the probe
-    seconds.  A user's file is read as it is stored.
+    seconds.  A user's file (``field: file``) is stood in for by the smooth
+    field of its shape: the probe only orders the trials, and a file that is
+    missing or unreadable is for the trials to report, one by one.
     """
+    if workload.field == "file":
+        workload = dataclasses.replace(workload, field="smooth", path=None, variable=None)
     plane = workload.nbytes // max(1, workload.shape[0])
-    if plane <= PROBE_BYTES or workload.field == "file" or len(workload.shape) < 2:
+    if plane <= PROBE_BYTES or len(workload.shape) < 2:
         return workload
     side = max(2, int((PROBE_BYTES / workload.itemsize) ** (1 / (len(workload.shape) - 1))))
     cropped = (workload.shape[0], *(min(n, side) for n in workload.shape[1:]))

@@ -67,3 +67,12 @@ def test_a_probe_of_a_workload_with_huge_planes_stays_about_a_mebibyte():
     t0 = time.perf_counter()
     got = probe_codecs(workload, [("zlib", 1, "none")])
     assert got[("zlib", 1, "none")] > 0 and time.perf_counter() - t0 < 10
+
+
+def test_a_workload_from_a_missing_file_is_probed_on_the_smooth_field_of_its_shape(tmp_path):
+    import dataclasses
+
+    workload = dataclasses.replace(
+        tasks()[0].workload, field="file", path=str(tmp_path / "gone.nc"), variable="t"
+    )
+    assert probe_codecs(workload, [("zlib", 1, "none")])[("zlib", 1, "none")] > 0
