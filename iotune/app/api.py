@@ -30,6 +30,7 @@ from iotune.views.backends_listing import backends_info, backends_text
 from iotune.views.console import (
     best_text,
     counts_text,
+    efficiency_line,
     failures_lines,
     nowhere_lines,
     pick_dict,
@@ -56,6 +57,7 @@ __all__ = [
     "best_text",
     "calibrate_storage",
     "counts_text",
+    "efficiency_line",
     "failures_lines",
     "from_darshan",
     "grid_size",

@@ -6,14 +6,18 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iotune.app.session import Session, with_overrides
 from iotune.model.records import TrialResult
 from iotune.model.spec import Sweep
 from iotune.results.dataset import to_dataset
+from iotune.runner.efficiency import efficiency
+from iotune.runner.expected import Expected
 from iotune.runner.options import RunOptions
 from iotune.runner.plan import Plan, make_plan
 from iotune.runner.schedule import Schedule, collect
@@ -58,7 +62,14 @@ def _execute(
     on_result: Callable[[TrialResult], None] | None,
 ) -> None:
     schedule = Schedule(plan, session.journal, session.task)
+    asked = time.time()
+    spans: list[TrialResult] = []
+    # the codec probe (numcodecs lets go of the GIL) runs while the workers start
+    probe = ThreadPoolExecutor(1)
+    expected = probe.submit(Expected.of_tasks, plan.sweep.workload, _farmed(plan))
+    probe.shutdown(wait=False)
     with session.executor() as executor:
+        executor.expect(expected.result())
         # counted in trials, as the plan and the summary count them; a repeat of an
         # interleaved trial moves the bar by its share, the last one completes the trial
         bar = session.progress(
@@ -68,6 +79,7 @@ def _execute(
         for batch in schedule.batches():
             work = {w.task.trial.id: w for w in batch}
             for result in executor.map([w.task for w in batch]):
+                spans.append(result)
                 done = work[result.id]
                 complete = schedule.record(done, result)
                 if bar is not None:
@@ -81,3 +93,12 @@ def _execute(
                         bar.write(f"trial {done.trial_id} failed: {result.error}")
                 if complete is not None and on_result is not None:
                     on_result(complete)
+        figures = efficiency(asked, spans, executor.workers())
+        if figures is not None:
+            session.provenance |= figures.provenance()
+
+
+def _farmed(plan: Plan) -> list[dict[str, Any]]:
+    """The parameters of the trials a farm orders (a serial run keeps the plan's order)."""
+    farm = plan.sweep.execution.executor != "serial"
+    return [dict(t.params) for t in plan.trials] if farm else []

@@ -135,6 +135,15 @@ class Backend(ABC):
         return found
 
     @classmethod
+    def expected_seconds(cls, params: Mapping[str, Any], workload: Workload) -> float | None:
+        """Seconds one timed repeat of a trial with ``params`` is expected to take, or None.
+
+        None (the default) lets :mod:`iotune.runner.expected` estimate it from the
+        bytes and a codec probe; a task farm only needs the order to be right.
+        """
+        return None
+
+    @classmethod
     def launches(cls, params: Mapping[str, Any]) -> bool:
         """Whether a trial with ``params`` runs as launched MPI ranks.
 

@@ -105,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
     for line in api.nowhere_lines(ds):
         print(f"  {line}")
     print(api.best_text(ds))
+    if efficiency := api.efficiency_line(ds):  # how busy the executor kept its workers
+        print(efficiency)
     for warning in actions.run_warnings(ds):
         print(f"iotune: warning: {warning}", file=sys.stderr)
     print(f"results: {out / 'results.nc'}")

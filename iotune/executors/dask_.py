@@ -9,13 +9,14 @@ host; if that dies too, the trial is recorded as failed and the sweep goes on.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import shutil
 import subprocess
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
@@ -36,6 +37,8 @@ ALLOWED_FAILURES = 1  # one retry after a worker death, then the trial is failed
 WORKERLESS_REVIVE_S = 30.0
 #: with no worker for this long the sweep stops (ClusterError), keeping what it measured
 WORKERLESS_LIMIT_S = 300.0
+#: how long a LocalCluster's start waits for all its workers after the first one
+ALL_WORKERS_S = 120.0
 #: how often the cluster's workers are counted while a trial runs
 WORKER_CHECK_S = 5.0
 
@@ -52,6 +55,9 @@ class PrepareBackends(WorkerPlugin):
 
         for name in backend_names():
             get_backend(name).prepare_process()
+        # what every trial needs (NumPy, the measuring code) loads once, here, while the
+        # cluster starts, not inside the first trial of each worker
+        importlib.import_module("iotune.runner.trial")
 
 
 def jobqueue_options(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -167,6 +173,8 @@ class DaskExecutor(Executor):
         self._cluster = None
         self._local_workers = 0 if scheduler or cluster else workers or 2
         self._running: dict[Any, tuple[TrialTask, str | None, float]] = {}
+        self._most = 0
+        self._counted = (0.0, 0)  # (when, workers): see _slots
         with dask.config.set(
             {
                 "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
@@ -191,7 +199,17 @@ class DaskExecutor(Executor):
                 )
                 self.client = Client(self._cluster)
         self.client.register_plugin(PrepareBackends())
+        self._wait_for_workers(self._local_workers or 1)
+
+    def _wait_for_workers(self, n: int) -> None:
+        """Wait for the first worker, then for ``n`` (a LocalCluster's own, so trials are
+        not farmed out to too few); one missing after :data:`ALL_WORKERS_S` is logged."""
         self.client.wait_for_workers(1, timeout=600)
+        try:
+            self.client.wait_for_workers(n, timeout=ALL_WORKERS_S)
+        except TimeoutError:
+            had = len(self.client.scheduler_info()["workers"])
+            logger.warning("dask: %d of %d workers came in %.0f s", had, n, ALL_WORKERS_S)
 
     def describe(self) -> str:
         n = len(self.client.scheduler_info()["workers"])
@@ -214,9 +232,10 @@ class DaskExecutor(Executor):
         running = as_completed()
         meta: dict[Any, tuple[TrialTask, str | None, float]] = {}
         self._running = meta
-        cpu_slots = max(1, len(self.client.scheduler_info()["workers"]))
 
         def fill() -> None:
+            cost = self._longest_first(pending)
+            cpu_slots = self._slots()
             for _ in range(len(pending)):
                 task = pending.popleft()
                 host = None
@@ -226,11 +245,15 @@ class DaskExecutor(Executor):
                         pending.append(task)
                         continue
                     busy[host] = busy.get(host, 0) + 1
-                elif sum(1 for t, h, _ in meta.values() if h is None) >= 2 * cpu_slots:
+                elif sum(1 for t, h, _ in meta.values() if h is None) >= cpu_slots:
+                    # one CPU trial per worker: a second one queued behind a long trial
+                    # on its worker would wait there while other workers idle
                     pending.append(task)
                     continue
                 where = {"workers": [host], "allow_other_workers": False} if host else {}
-                future = self.client.submit(run_trial_captured, task, pure=False, **where)
+                future = self.client.submit(
+                    run_trial_captured, task, pure=False, priority=cost(task), **where
+                )
                 meta[future] = (task, host, time.time())
                 running.add(future)
 
@@ -249,10 +272,41 @@ class DaskExecutor(Executor):
             if host is not None:
                 busy[host] -= 1
             result = _outcome(future, task, started)
+            if self.expected is not None:
+                self.expected.observe(task, result)
             if result.poisoned:  # only the process's exit frees what the library holds
                 self._restart_holder(future)
             yield result
             fill()
+
+    def _longest_first(self, pending: deque[TrialTask]) -> Callable[[TrialTask], int]:
+        """Sort ``pending`` longest expected first; return the scheduler priority of a task.
+
+        Only what is pending is reordered (a round of interleaved repeats stays a
+        round); the priority orders the few tasks queued on the scheduler alike.
+        Without an estimate the order is the caller's.
+        """
+        expected = self.expected
+        if expected is None:
+            return lambda task: 0
+        seconds = {id(task): expected.seconds(task) for task in pending}
+        ordered = sorted(pending, key=lambda task: -seconds[id(task)])
+        pending.clear()
+        pending.extend(ordered)
+        # dask wants an integer: milliseconds keep the order of tasks a few ms apart
+        return lambda task: round(1000 * seconds.get(id(task), 0.0))
+
+    def _slots(self) -> int:
+        """Workers there now (counted again at most every second: workers join late)."""
+        now = time.monotonic()
+        if now - self._counted[0] > 1.0:
+            self._counted = (now, max(1, len(self.client.scheduler_info()["workers"])))
+            self._most = max(self._most, self._counted[1])
+        return self._counted[1]
+
+    def workers(self) -> int:
+        """The most workers the cluster had when tasks were handed out."""
+        return self._most or len(self.client.scheduler_info()["workers"])
 
     def _wait_for_a_worker(self) -> None:
         """Block until a worker is there; a LocalCluster of the sweep's own is revived.

@@ -66,6 +66,14 @@ def counts_text(ds: xr.Dataset) -> str:
     return ", ".join(f"{n} {s}" for s, n in sorted(ds.iotune.counts().items()))
 
 
+def efficiency_line(ds: xr.Dataset) -> str | None:
+    """How busy the run kept its workers (:mod:`iotune.runner.efficiency`); None if unknown."""
+    from iotune.runner.efficiency import Efficiency
+
+    figures = Efficiency.from_attrs(ds.attrs)
+    return None if figures is None else figures.line()
+
+
 def failures_lines(ds: xr.Dataset) -> list[str]:
     """One line per distinct reason the failed points of ``ds`` failed, with what they share.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -42,6 +43,22 @@ def test_serial_and_dask_give_the_same_coordinates(make_spec, tmp_path):
     assert set(b["status"].values.ravel()) == {"ok"}
     assert b.attrs["executor"] == "dask" and b.attrs["contended"] == "false"
     assert float(b["resident_fraction"].max()) <= 0.05
+    # each run says how busy it kept its workers, and its results keep the figures
+    for proc, ds, workers in ((serial, a, 1), (dask, b, 2)):
+        noun = "worker" if workers == 1 else "workers"
+        line = re.search(
+            rf"efficiency: {workers} {noun} busy (\d+) % of ([\d.]+) s; "
+            r"start-up ([\d.]+) s, tail ([\d.]+) s with idle workers",
+            proc.stdout,
+        )
+        assert line, proc.stdout
+        busy, span, startup, tail = map(float, line.groups())
+        assert 0 < busy <= 100 and span > 0 and startup > 0 and 0 <= tail <= span
+        assert ds.attrs["provenance_efficiency_workers"] == str(workers)
+        assert float(ds.attrs["provenance_efficiency_busy"]) == pytest.approx(busy / 100, abs=0.006)
+        assert float(ds.attrs["provenance_efficiency_startup_s"]) == pytest.approx(
+            startup, abs=0.06
+        )
 
 
 def test_where_trials_run_is_logged_as_information(make_spec, tmp_path, caplog):
