@@ -117,6 +117,10 @@ def _objective(p: argparse.ArgumentParser) -> None:
         "--max-error", help="largest absolute error quantisation may add (lossy needs a limit)"
     )
     p.add_argument("--min-digits", help="significant digits every quantised value must keep")
+    p.add_argument(
+        "--max-tie-loss",
+        help="fraction (0-1) slower than the fastest a tie-break may pick (default 0.05)",
+    )
 
 
 def _run_parser(sub: Any) -> None:
