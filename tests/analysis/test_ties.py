@@ -155,3 +155,21 @@ def test_a_bad_max_tie_loss_is_one_line_and_exit_2(
         "iotune: error: --max-tie-loss: '1.5'; allowed: a fraction from 0 to 1 (0.05 lets a "
         "tie-break pick a point at most 5% slower than the fastest)"
     ]
+
+
+def test_below_3_repeats_the_floor_joins_a_tie_and_more_repeats_would_decide(
+    crafted_results,
+) -> None:
+    """Two repeats, apart (10 % on +-5 %), but closer than a 20 % floor: a tie by the floor,
+    broken within a 15 % loss, and the note says more repeats would decide."""
+    ts = crafted_results.READ["timeseries"].copy()
+    ts[1] = [11.1, 10.0]
+    ds = crafted_results(timeseries=ts).isel(repeat=[0, 2])
+    ds.attrs["noise_floor"] = json.dumps({"read:timeseries": 0.2})
+    rec = recommend(ds, objective="read:timeseries", max_tie_loss=0.15, importance=False)
+    assert rec.winner.label == "chunks=8x16x16 codec=zlib" and rec.undecided == ""
+    assert (
+        "; or, below 3 repeats, they differ by less than the run's noise floor, 20%: more "
+        "repeats would decide); picked the smallest stored size within 15% of the fastest"
+    ) in rec.tie_note
+    assert rec.tie_note.endswith(": the 60% smaller file, 10% slower")  # no interval drawn
