@@ -28,6 +28,7 @@ from iotune.model.readers import Readability
 from iotune.results import ties
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.batches import batches_of, loader_figures
+from iotune.results.gaps import MIN_REPEATS
 from iotune.results.objective import Candidate
 from iotune.results.speedup import layouts, not_measured, vs_baselines
 from iotune.results.stats import ALPHA
@@ -99,6 +100,8 @@ class Recommendation:
     keep_text: str = ""
     #: how a tie among the leaders was broken (empty: no tie)
     tie_note: str = ""
+    #: the leader cannot be told from configurations beyond ``max_tie_loss``: said first
+    undecided: str = ""
     #: the pick's whole cost: what it is compared with (empty: nothing measured to compare
     #: with) and its speedup rows on every metric (:mod:`iotune.analysis.cost`)
     cost_against: str = ""
@@ -132,6 +135,7 @@ def recommend(
     variable: str | None = None,
     alpha: float = ALPHA,
     importance: bool = True,
+    max_tie_loss: float | str | None = None,
 ) -> Recommendation:
     """Pick the best configuration of a sweep, its runner-up and exports to paste.
 
@@ -161,6 +165,9 @@ def recommend(
         Significance level of the winner against the runner-up.
     importance
         Also say which parameters matter (:mod:`iotune.analysis.importance`).
+    max_tie_loss
+        Fraction from 0 to 1 (default 0.05): among configurations the repeats cannot
+        tell apart, a smaller file is picked only when at most this much slower.
 
     Returns
     -------
@@ -179,6 +186,7 @@ def recommend(
         max_error=max_error,
         min_digits=min_digits,
         alpha=alpha,
+        max_tie_loss=max_tie_loss,
     )
     return recommend_with(results, goal, variable=variable, importance=importance)
 
@@ -218,7 +226,8 @@ def recommend_with(
     if current:  # the application's own settings, measured as a grid point
         kept_settings = ties.keep(winner, baseline, chosen, noise=noise)
     else:  # what the user has anyway: their file's layout, else the library's default
-        kept_settings = ties.keep_named(speedups, layouts(ds), chosen, noise=noise)
+        few = noise if repeats < MIN_REPEATS else None  # the floor only without an interval
+        kept_settings = ties.keep_named(speedups, layouts(ds), chosen, noise=few)
     speedup = {}
     if baseline is not None:
         speedup = {m: winner.median[m] / baseline.median[m] for m in chosen}
@@ -244,6 +253,7 @@ def recommend_with(
         if kept_settings
         else "",
         tie_note=chosen_pick.note,
+        undecided=chosen_pick.undecided_text,
         separated=None if sep is None else sep.beats,
         separation="only one configuration met the constraints" if sep is None else sep.text,
         speedup=speedup,

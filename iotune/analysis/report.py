@@ -65,7 +65,8 @@ def render_text(rec: Recommendation) -> str:
         objective = next(iter(rec.weights))
     used = rec.repeats_used or (rec.repeats, rec.repeats)
     repeats = str(used[0]) if used[0] == used[1] else f"{used[0]}-{used[1]}"
-    lines = [rec.keep_text] if rec.keep_text else []  # the answer first, then what was measured
+    # the answer first (or that this noise cannot give one), then what was measured
+    lines = [x for x in (rec.undecided, rec.keep_text) if x]
     measured = (
         f"throughput in MiB/s, median of {repeats} repeats; {rec.candidates} configurations qualify"
     )
@@ -141,6 +142,8 @@ def render_summary(rec: Recommendation, *, width: int = WIDTH) -> list[str]:
         objective = ",".join(f"{m}={w:g}" for m, w in rec.weights.items())
         flag = f"--weights {objective}"
     said = rec.keep_text or f"recommended for {objective}: {rec.winner.label}"
+    if rec.undecided:  # said first: the pick below is the fastest, not a decided one
+        said = f"{rec.undecided}. {said}"
     lines = textwrap.wrap(said, width=width, subsequent_indent="    ")
     notes = [rec.tie_note] if rec.tie_note else []
     if not rec.cost_against:  # nothing measured to compare with: say why

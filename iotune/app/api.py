@@ -353,6 +353,7 @@ def recommend(
     min_digits: str | None = None,
     variable: str | None = None,
     alpha: float = 0.05,
+    max_tie_loss: str | float | None = None,
 ) -> Any:
     """:func:`iotune.analysis.recommend.recommend`, imported when used (it needs xarray)."""
     goal = Objective.parse(
@@ -363,6 +364,7 @@ def recommend(
         max_error=max_error,
         min_digits=min_digits,
         alpha=alpha,
+        max_tie_loss=max_tie_loss,
     )
     return recommend_with(results, goal, variable=variable)
 

@@ -29,7 +29,7 @@ RUN_OPTIONS: tuple[str, ...] = ("out", "resume", "overwrite", "scratch", "execut
 RUN_OPTIONS += ("workers", "scheduler", "per_host", "force", "allow_large")
 #: the objective options of ``recommend`` and ``tune``, by the Objective's parse names
 OBJECTIVE_OPTIONS: tuple[str, ...] = ("objective", "weights", "max_size", "max_ratio_loss")
-OBJECTIVE_OPTIONS += ("max_error", "min_digits", "readers")
+OBJECTIVE_OPTIONS += ("max_error", "min_digits", "readers", "max_tie_loss")
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:

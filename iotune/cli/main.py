@@ -131,6 +131,10 @@ def _objective(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--readers", help="only codecs these readers open without plugins, e.g. ncdump,h5netcdf"
     )
+    p.add_argument(
+        "--max-tie-loss",
+        help="fraction (0-1) slower than the fastest a tie-break may pick (default 0.05)",
+    )
 
 
 def _run_parser(sub: Any) -> None:

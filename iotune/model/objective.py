@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 #: the significance level of the winner against the runner-up unless one is given
 ALPHA = 0.05
+#: how much slower than the fastest a tie-break may pick (a smaller file) unless one is given
+MAX_TIE_LOSS = 0.05
 #: a metric's data variable: ``write`` -> write_MiBps, ``read:<pattern>`` -> read_MiBps
 METRIC_VARIABLES = {"write": "write_MiBps", "read": "read_MiBps"}
 
@@ -82,6 +84,24 @@ def parse_max_ratio_loss(value: float | str | None) -> float | None:
         raise RecommendError(
             f"--max-ratio-loss: {value!r}; allowed: a fraction from 0 to 1 "
             "(0.1 accepts a compression ratio 10% below the best)"
+        )
+    return float(loss)
+
+
+def parse_max_tie_loss(value: float | str | None) -> float:
+    """A fraction from 0 to 1 from a number or its text; None is :data:`MAX_TIE_LOSS`."""
+    if value is None:
+        return MAX_TIE_LOSS
+    loss: object = value
+    if isinstance(value, str):
+        try:
+            loss = float(value)
+        except ValueError:
+            loss = math.nan
+    if isinstance(loss, bool) or not (isinstance(loss, int | float) and 0 <= loss <= 1):
+        raise RecommendError(
+            f"--max-tie-loss: {value!r}; allowed: a fraction from 0 to 1 "
+            "(0.05 lets a tie-break pick a point at most 5% slower than the fastest)"
         )
     return float(loss)
 
@@ -179,6 +199,10 @@ class Objective:
         Readers the pick must open without plugins (``ncdump``, ``h5netcdf``, ...;
         ``all``: every reader of its format, ``--portable``); names are checked
         against the formats' readers when ranking.
+    max_tie_loss
+        Fraction from 0 to 1: among configurations the repeats cannot tell apart, a
+        smaller file is picked only when its estimate is at most this much slower
+        than the fastest (:mod:`iotune.results.ties`); default :data:`MAX_TIE_LOSS`.
 
     Text as people type it (``"64MiB"``, ``"write=1,read:spatial=2"``) goes
     through :meth:`parse`.
@@ -199,6 +223,7 @@ class Objective:
     readers: tuple[str, ...] | None = None
     #: why the metric is the default one (set by :meth:`resolved`; empty when given)
     why: str = field(default="", compare=False)
+    max_tie_loss: float = MAX_TIE_LOSS
 
     def __post_init__(self) -> None:
         if self.metric is not None and self.weights is not None:
@@ -215,6 +240,7 @@ class Objective:
         object.__setattr__(self, "min_digits", parse_min_digits(self.min_digits))
         check_alpha(self.alpha)
         object.__setattr__(self, "readers", parse_readers(self.readers))
+        object.__setattr__(self, "max_tie_loss", parse_max_tie_loss(self.max_tie_loss))
 
     @classmethod
     def parse(
@@ -228,6 +254,7 @@ class Objective:
         min_digits: int | str | None = None,
         alpha: float = ALPHA,
         readers: str | Sequence[str] | None = None,
+        max_tie_loss: float | str | None = None,
     ) -> Objective:
         """The objective from options as people give them (text or numbers).
 
@@ -247,6 +274,7 @@ class Objective:
             min_digits=parse_min_digits(min_digits),
             alpha=alpha,
             readers=parse_readers(readers),
+            max_tie_loss=parse_max_tie_loss(max_tie_loss),
         )
 
     @classmethod
@@ -258,6 +286,7 @@ class Objective:
             max_ratio_loss=search.max_ratio_loss,
             max_error=search.max_error,
             min_digits=search.min_digits,
+            max_tie_loss=search.max_tie_loss,
         )
 
     @property

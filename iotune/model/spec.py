@@ -206,12 +206,13 @@ class SearchSpec:
     ``25%``) is resolved against the space's applicable points when the search
     starts; ``budget_seconds`` (from ``2h``, ``30min``) is time on the machine,
     the sum of the trials' measured wall times (all None: the whole space).
-    ``prior`` names earlier results that seed the search (warm start); ``focus``
-    the parameters explored first (a Darshan study's findings, in rank order).
-    ``objective`` is a metric or weights
-    as ``iotune recommend`` takes them; ``parallel`` trials are asked at once (None:
-    as many as the executor runs at once); ``remeasure`` is the share of the budget
-    kept for re-measuring the leading candidates.
+    ``prior`` names earlier results that seed the search (warm start); ``focus`` the
+    parameters explored first (a Darshan study's findings, in rank order). ``objective``
+    is a metric or weights as ``iotune recommend`` takes them, ``max_tie_loss`` how much
+    slower than the fastest a tie-break may pick (None: the objective's default);
+    ``parallel`` trials are asked at once (None: as many as the executor runs at once);
+    ``remeasure`` is the share of the budget kept for re-measuring the leading
+    candidates.
     """
 
     strategy: str = "auto"
@@ -222,6 +223,7 @@ class SearchSpec:
     max_ratio_loss: float | None = None
     max_error: float | None = None
     min_digits: int | None = None
+    max_tie_loss: float | None = None
     seed: int = 0
     parallel: int | None = None
     remeasure: float = 0.1
@@ -245,6 +247,7 @@ class SearchSpec:
             # only when set, so searches from before these limits keep their digest
             **({"max_error": self.max_error} if self.max_error is not None else {}),
             **({"min_digits": self.min_digits} if self.min_digits is not None else {}),
+            **({"max_tie_loss": self.max_tie_loss} if self.max_tie_loss is not None else {}),
             **({"prior": list(self.prior)} if self.prior else {}),
             **({"focus": list(self.focus)} if self.focus else {}),
             **({} if self.early_stop else {"early_stop": False}),

@@ -1,11 +1,16 @@
 """When the measurements cannot tell configurations apart: a stable pick, and "keep yours".
 
 Two runs of the same sweep rank the leaders in whatever order noise gives them.  The
-configurations whose repeats overlap the leader's (the slowest repeat of one is not
-above the fastest of the other, on the objective's score) are a tie; among them the
-pick is the smallest stored size, then the fewest settings changed from the baseline,
-so the advice is the same every time.  When the baseline itself is in that tie, the
-answer is to keep it.
+configurations the repeats cannot tell from the leader (the fastest by its median)
+are a tie: the interval of their ratio holds 1 (:mod:`iotune.results.gaps`; the run's
+noise floor joins them only below its fewest repeats).  Among a tie the pick is the
+smallest stored size, then the fewest settings changed from the baseline, so the
+advice is the same every time, but only among those whose estimate is at most
+``max_tie_loss`` (default 5 %) slower than the leader, and the note says what was
+given up, with its interval.  When the leader cannot be told from a configuration
+further behind than that, the answer is that this noise cannot decide (the leader
+is named, and about how many repeats would decide).  When the baseline itself is
+in the tie, the answer is to keep it.
 
 The one rule for every command that names a configuration: ``recommend`` (and the
 report) ranks the results and calls :func:`stable_pick`; a search (``iotune tune``)
@@ -21,7 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import iotune.results.accessor  # noqa: F401  (registers ds.iotune)
-from iotune.model.objective import Objective
+from iotune.model.objective import MAX_TIE_LOSS, Objective
+from iotune.results.gaps import MIN_REPEATS, Gap, between, quantity
 from iotune.results.labels import plain
 from iotune.results.objective import Candidate, Ranking, compare
 from iotune.results.speedup import ratio_interval
@@ -47,21 +53,12 @@ def overlaps(a: Candidate, b: Candidate) -> bool:
     return a.score_low <= b.score_high and b.score_low <= a.score_high
 
 
-def within_noise(leader: Candidate, other: Candidate, noise: float | None) -> bool:
-    """Whether ``leader`` leads ``other`` on the objective's score by no more than ``noise``
-    (the run's noise floor, relative: the smallest difference it could see)."""
-    if noise is None or not other.score > 0:
-        return False
-    return leader.score / other.score - 1 <= noise
-
-
-def tied(ranked: Sequence[Candidate], noise: float | None = None) -> list[Candidate]:
-    """The leader and every candidate whose repeats overlap the leader's, or that it leads
-    by no more than the run's noise floor (``noise``), in rank order."""
+def gaps(
+    ranked: Sequence[Candidate], weights: Mapping[str, float], noise: float | None = None
+) -> list[tuple[Candidate, Gap]]:
+    """Every candidate after the leader with its :class:`Gap` behind it, in rank order."""
     leader = ranked[0]
-    return [
-        c for c in ranked if c is leader or overlaps(leader, c) or within_noise(leader, c, noise)
-    ]
+    return [(c, between(leader, c, weights, noise)) for c in ranked[1:]]
 
 
 def changed(cand: Candidate, defaults: Mapping[str, Any]) -> int:
@@ -69,18 +66,9 @@ def changed(cand: Candidate, defaults: Mapping[str, Any]) -> int:
     return sum(1 for dim, value in defaults.items() if cand.coords.get(dim, value) != value)
 
 
-def pick(
-    ranked: Sequence[Candidate], defaults: Mapping[str, Any], noise: float | None = None
-) -> Candidate:
-    """The stable pick among the leader's tie (:data:`TIE_BREAK`); rank order last."""
-    group = tied(ranked, noise)
-    order = {id(c): i for i, c in enumerate(ranked)}
-    return min(group, key=lambda c: (c.file_bytes, changed(c, defaults), order[id(c)]))
-
-
 @dataclass(frozen=True)
 class Pick:
-    """The configuration to name, its runner-up, their separation and the size of the tie."""
+    """The configuration to name, its runner-up, their separation and the leader's tie."""
 
     winner: Candidate
     runner_up: Candidate | None
@@ -88,37 +76,99 @@ class Pick:
     separation: Separation | None
     #: how many configurations cannot be told apart from the leader (1: no tie)
     tied: int = 1
-    #: the noise floor that joined some of them to the tie (None: their repeats overlap)
-    noise: float | None = None
+    #: the winner behind the leader (None: the winner is the leader)
+    gap: Gap | None = None
+    #: the winner's stored size against the leader's (1: the leader)
+    size: float = 1.0
+    #: the tied configurations more than ``max_tie_loss`` behind (noise cannot decide)
+    undecided: tuple[Gap, ...] = ()
+    max_tie_loss: float = MAX_TIE_LOSS
+    #: the fewest repeats in the tie, and the run's floor, when the floor joined some of it
+    floor: float | None = None
+    #: the leader's label, for the "cannot decide" answer
+    leader: str = ""
 
     @property
     def note(self) -> str:
-        """How a tie among the leaders was broken; empty when there was none."""
-        if self.tied < 2:
+        """How a tie among the leaders was broken; empty without one, or when this noise
+        cannot decide it (:attr:`undecided_text` says so)."""
+        if self.tied < 2 or self.undecided:
             return ""
-        why = (
-            "their repeats overlap"
-            if self.noise is None
-            else f"they differ by less than the run's noise floor, {self.noise:.0%}"
+        why = "the 95% bootstrap interval of their ratio holds 1"
+        if self.floor is not None:
+            why += f"; or, below {MIN_REPEATS} repeats, they differ by less than the run's "
+            why += f"noise floor, {self.floor:.0%}: more repeats would decide"
+        head = (
+            f"{self.tied} configurations cannot be told apart ({why}); picked the smallest "
+            f"stored size within {self.max_tie_loss:.0%} of the fastest, then the fewest "
+            "settings changed from the baseline"
         )
-        return f"{self.tied} configurations cannot be told apart ({why}); picked {TIE_BREAK}"
+        if self.gap is None:
+            return f"{head}: the fastest itself"
+        return f"{head}: the {1 - self.size:.0%} smaller file, {self.gap.text()}"
+
+    @property
+    def undecided_text(self) -> str:
+        """The "cannot decide at this noise" answer; empty when the tie is decided."""
+        if not self.undecided:
+            return ""
+        near = min(self.undecided, key=lambda g: g.loss)
+        need = max(g.repeats_to_decide() for g in self.undecided)
+        count = len(self.undecided)
+        noise = f"{near.repeats} repeats"
+        if near.noise is not None:
+            noise += f", the run's noise floor {near.noise:.0%}"
+        return (
+            f"cannot decide at this noise: the fastest measured, {self.leader}, cannot be "
+            f"told apart from {count} configuration{'s' if count > 1 else ''} more than "
+            f"{self.max_tie_loss:.0%} slower (the nearest {near.text()}; {noise}); about {need} "
+            "repeats would decide (iotune run --resume with more measure.repeats, or "
+            "measure.repeats: auto); named here: the fastest measured"
+        )
 
 
-def stable_pick(ranking: Ranking, defaults: Mapping[str, Any], noise: float | None = None) -> Pick:
-    """The :func:`pick` of a ranking, with its runner-up and their separation.
+def stable_pick(
+    ranking: Ranking,
+    defaults: Mapping[str, Any],
+    noise: float | None = None,
+) -> Pick:
+    """The pick of a ranking among the leader's tie, with its runner-up and separation.
 
-    ``noise``: the run's noise floor on the objective (:func:`objective_noise`).
+    ``noise``: the run's noise floor on the objective (:func:`objective_noise`), used
+    only for points with too few repeats.  The loss a tie-break may take is the
+    objective's ``max_tie_loss``.
     """
-    kept = ranking.ranked
-    winner = pick(kept, defaults, noise)
+    kept, loss = ranking.ranked, ranking.objective.max_tie_loss
+    weights = ranking.objective.weights or {}
+    leader = kept[0]
+    group = [(c, g) for c, g in gaps(kept, weights, noise) if g.tied]
+    far = tuple(g for _c, g in group if g.loss > loss + 1e-12)
+    order = {id(c): i for i, c in enumerate(kept)}
+    winner, gap = leader, None
+    if not far:  # the tie is decided: the smallest file within the loss
+        within = [(leader, None), *group]
+        winner, gap = min(
+            within,
+            key=lambda cg: (cg[0].file_bytes, changed(cg[0], defaults), order[id(cg[0])]),
+        )
     runner = next((c for c in kept if c is not winner), None)
-    if winner is kept[0] or runner is None:
+    if winner is leader or runner is None:
         sep = ranking.separation
-    else:  # the leader by noise gave way: test the pick against its own runner-up
-        sep = compare(winner, runner, ranking.objective.weights or {}, ranking.alpha)
-    group = tied(kept, noise)
-    by_noise = any(not overlaps(kept[0], c) for c in group[1:])
-    return Pick(winner, runner, sep, len(group), noise if by_noise else None)
+    else:  # the leader gave way: test the pick against its own runner-up
+        sep = compare(winner, runner, weights, ranking.alpha)
+    floor = noise if any(g.within_floor and not g.in_interval for _c, g in group) else None
+    return Pick(
+        winner,
+        runner,
+        sep,
+        tied=1 + len(group),
+        gap=gap,
+        size=winner.file_bytes / leader.file_bytes if leader.file_bytes else 1.0,
+        undecided=far,
+        max_tie_loss=loss,
+        floor=floor,
+        leader=leader.label,
+    )
 
 
 def objective_noise(ds: xr.Dataset, weights: Mapping[str, float]) -> float | None:
@@ -221,21 +271,16 @@ def keep(
 ) -> Keep | None:
     """A :class:`Keep` when ``baseline`` is ``winner`` or tied with it, else None.
 
-    Tied: their repeats overlap (:func:`overlaps`), or the speedup is within the run's
-    noise floor of the objective (``noise``, relative; measured by the noise probes).
+    Tied: the repeats cannot tell them apart (:func:`iotune.results.gaps.between`; the
+    run's noise floor ``noise`` counts only below their fewest repeats).
     """
     if baseline is None:
         return None
     if baseline.coords == winner.coords:  # your settings are the best measured: keep them
         return Keep(baseline.label, 1.0, 1.0, 1.0)
-    if len(weights) == 1:
-        metric = next(iter(weights))
-        x, y = winner.repeats.get(metric, []), baseline.repeats.get(metric, [])
-    else:
-        x, y = winner.repeat_scores, baseline.repeat_scores
+    x, y = quantity(winner, baseline, weights)
     speedup, low, high = ratio_interval(x, y)
-    within_noise = noise is not None and abs(speedup - 1.0) <= noise
-    if not overlaps(winner, baseline) and not within_noise:
+    if not between(baseline, winner, weights, noise).tied:
         return None
     return Keep(baseline.label, speedup, low, high)
 
@@ -255,7 +300,9 @@ def keep_named(
 
     ``rows`` are the winner's speedups over them (:func:`iotune.results.speedup.vs_baselines`);
     the baseline is kept when the interval of the objective's pattern holds 1, or the
-    speedup is within the noise floor.  Only for an objective of one read pattern.
+    speedup is within ``noise`` (give the run's floor only where the repeats are too few
+    for an interval, :data:`iotune.results.gaps.MIN_REPEATS`).  Only for an objective
+    of one read pattern.
     """
     if len(weights) != 1 or not next(iter(weights)).startswith("read:"):
         return None

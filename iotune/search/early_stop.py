@@ -1,13 +1,14 @@
 """The early-stop policy: a trial hopeless beyond noise after its first repeats stops.
 
 Each task the search dispatches carries an :class:`~iotune.model.records.EarlyStop`
-rule: the bar is the worst repeat of the best visit at the trial's fidelity,
-less the run's noise (:meth:`State.stop_bar
-<iotune.search.state.State.stop_bar>`); the worker applies it between repeats
-(:func:`iotune.measuring.precision.repeat_indices`) and marks the result
-``stopped_early``.  No rule for a re-measurement (its configuration leads or
-ties), with ``search.early_stop: false``, or with 2 repeats or fewer (nothing
-would be saved) or adaptive repeats.
+rule: the bar is the worst repeat of the best visit at the trial's fidelity, less the
+run's noise (:meth:`State.stop_bar <iotune.search.state.State.stop_bar>`); the worker
+applies it between repeats (:func:`iotune.measuring.precision.repeat_indices`) and marks
+the result ``stopped_early``.  A stopped trial's repeats lie wholly below the leader's,
+so the comparison ``recommend`` ties by (:mod:`iotune.results.gaps`: the interval of
+their ratio) would not call it tied with the leader either.  No rule for a
+re-measurement (its configuration leads or ties), with ``search.early_stop: false``, or
+with 2 repeats or fewer (nothing would be saved) or adaptive repeats.
 """
 
 from __future__ import annotations

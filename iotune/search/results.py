@@ -15,7 +15,8 @@ pooled along ``repeat``.  On top (attribute ``layout: sparse``):
   densifying) and more;
 - the pick: ``search_recommended`` (JSON coordinates), ``search_recommended_label``
   (as ``recommend`` labels it), ``search_recommended_trial`` and ``search_tie`` (how a
-  tie among the leaders was broken, empty without one).  It is what ``iotune
+  tie among the leaders was broken, empty without one), ``search_undecided`` (the
+  "cannot decide at this noise" answer, empty when decided).  It is what ``iotune
   recommend`` picks from these results under the search's objective: the same
   ranking and the same tie-break (:func:`iotune.results.ties.pick_of`), not the
   search's running leader, which ranks by score alone.
@@ -114,6 +115,7 @@ def _pick(ds: xr.Dataset, outcome: Outcome, visits: list[Visit]) -> dict[str, st
         "search_recommended_label": found.winner.label,
         "search_recommended_trial": trial,
         "search_tie": found.note,
+        "search_undecided": found.undecided_text,
     }
 
 
@@ -123,6 +125,7 @@ PICK_ATTRS = (
     "search_recommended_label",
     "search_recommended_trial",
     "search_tie",
+    "search_undecided",
 )
 
 

@@ -4,8 +4,10 @@ A configuration's figure is its *pooled* score: every measurement of it (each
 trial's repeats) pooled, each metric's median taken, and the weighted geometric
 mean of those medians (as :mod:`iotune.results.objective` scores a grid point).
 A trial's own score is the same over its repeats alone; that is what the
-sampler is told.  Noise is judged on per-repeat scores with the exact
-Mann-Whitney test of :mod:`iotune.results.stats`.
+sampler is told.  Whether a contender can be told from the leader is judged on
+per-repeat scores by the comparison ``recommend`` ties by
+(:func:`iotune.results.gaps.gap_of`), so the race re-measures what the pick
+would call a tie.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import numpy as np
 from iotune.measuring.precision import series
 from iotune.model.objective import Objective
 from iotune.model.records import Trial, TrialResult
+from iotune.results.gaps import gap_of
 from iotune.results.lossy import errors_of_result, lossless_or_within
-from iotune.results.stats import rank_test
 
 #: measurements a configuration needs before it may be recommended: one trial and at
 #: least one re-measurement (2 beat 3 on the synthetic grids of benchmarks/, where the
@@ -211,8 +213,9 @@ class State:
 
         The best pooled score first while it has fewer than :data:`CONFIRM`
         measurements (one lucky trial must not win); then, best first, the
-        contenders whose repeats the leader's do not beat by the one-sided
-        Mann-Whitney test at ``alpha``, until they too have :data:`CONFIRM`.  A
+        contenders the repeats cannot tell from the leader (the interval of their
+        ratio holds 1, :func:`iotune.results.gaps.gap_of`: ``recommend``'s tie),
+        until they too have :data:`CONFIRM`.  A
         near tie among confirmed visits is left alone: either is a good pick.
         Empty when the race is settled.
         """
@@ -230,7 +233,8 @@ class State:
             if other.measured >= CONFIRM:
                 continue
             theirs = self.goal.repeat_scores(other.ok)
-            if not theirs.size or rank_test(mine, theirs).p_value > self.alpha:
+            # log scores: their exponent is the score the ratio of medians compares
+            if not theirs.size or gap_of(np.exp(theirs), np.exp(mine)).tied:
                 picks.append(other)
         return picks
 

@@ -8,6 +8,7 @@
                               # or time on the machine: 30min, 2h (the trials' wall times)
       objective: read:timeseries   # or weights: write=1,read:spatial=2
       max_size: 64MiB         # constraints as iotune recommend takes them
+      max_tie_loss: 0.05      # a tie-break picks a point at most this much slower
       seed: 0
       parallel: 2             # trials asked at once (default: what the executor runs at once)
       remeasure: 10%          # share of the budget kept to re-measure the leaders
@@ -37,6 +38,7 @@ SEARCH_KEYS = (
     "max_ratio_loss",
     "max_error",
     "min_digits",
+    "max_tie_loss",
     "seed",
     "parallel",
     "remeasure",
@@ -69,11 +71,7 @@ def parse_search(
             f"(pip install torch); allowed without it: {', '.join(WITHOUT_TORCH)}",
         )
     budget, fraction, seconds = _budget(data.get("budget"))
-    limit = data.get("max_ratio_loss")
-    if limit is not None and (
-        isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 <= limit <= 1
-    ):
-        raise fail("search.max_ratio_loss", f"{limit!r} is not a fraction in [0, 1]")
+    limit = _share(data.get("max_ratio_loss"), "search.max_ratio_loss")
     parallel = data.get("parallel")
     return SearchSpec(
         strategy=strategy,
@@ -81,7 +79,8 @@ def parse_search(
         budget_fraction=fraction,
         objective=parse_objective_text(data.get("objective"), metrics),
         max_size=None if "max_size" not in data else byte_size(data["max_size"], "search.max_size"),
-        max_ratio_loss=None if limit is None else float(limit),
+        max_ratio_loss=limit,
+        max_tie_loss=_share(data.get("max_tie_loss"), "search.max_tie_loss"),
         max_error=_max_error(data.get("max_error")),
         min_digits=None
         if data.get("min_digits") is None
@@ -196,6 +195,15 @@ def parse_objective_text(value: object, metrics: tuple[str, ...]) -> str:
         elif "," in value:
             raise fail("search.objective", f"{part.strip()!r} has no weight; {allowed}")
     return value.strip()
+
+
+def _share(value: object, name: str) -> float | None:
+    """A fraction from 0 to 1 (None stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise fail(name, f"{value!r} is not a fraction in [0, 1]")
+    return float(value)
 
 
 def _max_error(value: object) -> float | None:

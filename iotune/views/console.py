@@ -238,6 +238,9 @@ def search_text(ds: xr.Dataset) -> str:
         coords = json.loads(pick)
         shown = " ".join(f"{k}={show(k, v)}" for k, v in coords.items())
     text = f"{head}\nrecommended for {attrs.get('search_objective')}: {shown}"
+    undecided = str(attrs.get("search_undecided") or "")
+    if undecided:  # said first, as recommend says it: the name below is the fastest measured
+        text = f"{head}\n{undecided}\nrecommended for {attrs.get('search_objective')}: {shown}"
     tie = str(attrs.get("search_tie") or "")
     return f"{text}\n{tie}" if tie else text
 

@@ -278,9 +278,10 @@ def test_cli_says_whether_the_winner_beats_the_runner_up(
     assert (
         "\n  the winner is not separable from the runner-up (chunks=8x16x16 codec=none, score "
         "0.6% higher): one-sided Mann-Whitney p = 0.71 over 6 and 6 repeats; measure more "
-        "repeats (measure.repeats: auto)\n  2 configurations cannot be told apart (their "
-        "repeats overlap); picked the smallest stored size, then the fewest settings changed "
-        "from the baseline\n"
+        "repeats (measure.repeats: auto)\n  2 configurations cannot be told apart (the 95% "
+        "bootstrap interval of their ratio holds 1); picked the smallest stored size within 5% "
+        "of the fastest, then the fewest settings changed from the baseline: the 60% smaller "
+        "file, 1% slower [-10% to 10%]\n"
     ) in out
 
 

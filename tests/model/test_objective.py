@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from iotune.core.errors import RecommendError, UsageError
-from iotune.model.objective import ALPHA, Objective
+from iotune.model.objective import ALPHA, MAX_TIE_LOSS, Objective
 from iotune.model.spec import SearchSpec
 
 
@@ -21,6 +21,8 @@ from iotune.model.spec import SearchSpec
         ({"max_ratio_loss": 1.5}, "--max-ratio-loss: 1.5; allowed: a fraction from 0 to 1"),
         ({"max_error": -0.1}, "--max-error: -0.1; allowed: a number of at least 0"),
         ({"min_digits": "many"}, "--min-digits: 'many'; allowed: a number of at least 0"),
+        ({"max_tie_loss": "some"}, "--max-tie-loss: 'some'; allowed: a fraction from 0 to 1"),
+        ({"max_tie_loss": -0.1}, "--max-tie-loss: -0.1; allowed: a fraction from 0 to 1"),
         ({"alpha": 1.0}, "alpha: 1.0; allowed: a significance level from 0 to 1"),
         ({"objective": "write", "weights": "write=1"}, "--objective and --weights: give one"),
     ],
@@ -95,3 +97,17 @@ def test_a_search_section_makes_its_objective() -> None:
     )
     assert Objective.from_search(SearchSpec()) == Objective()
     assert Objective.from_search(SearchSpec(objective="write")) == Objective(metric="write")
+
+
+def test_the_tie_loss_is_5_percent_unless_given_and_a_search_section_gives_it() -> None:
+    from iotune.core.errors import SpecError
+    from iotune.specfile.search import parse_search
+
+    assert Objective().max_tie_loss == MAX_TIE_LOSS == 0.05
+    assert Objective.parse(max_tie_loss="0.1") == Objective(max_tie_loss=0.1)
+    section = parse_search({"max_tie_loss": 0.2}, ("write",))
+    assert Objective.from_search(section).max_tie_loss == 0.2
+    assert Objective.from_search(SearchSpec()).max_tie_loss == MAX_TIE_LOSS
+    assert "max_tie_loss" not in SearchSpec().key()  # searches from before keep their digest
+    with pytest.raises(SpecError, match=r"search\.max_tie_loss.*2 is not a fraction in \[0, 1\]"):
+        parse_search({"max_tie_loss": 2}, ("write",))

@@ -98,7 +98,9 @@ def test_the_pick_breaks_a_tie_as_recommend_does_where_the_leader_would_not(smal
     assert json.loads(ds.attrs["search_recommended"]) == small
     assert ds.attrs["search_recommended_label"] == "chunks=4x64x64 codec=zlib chunk_cache=1MiB"
     assert ds.attrs["search_tie"] == (
-        "2 configurations cannot be told apart (their repeats overlap); picked the smallest "
-        "stored size, then the fewest settings changed from the baseline"
+        "2 configurations cannot be told apart (the 95% bootstrap interval of their ratio "
+        "holds 1); picked the smallest stored size within 5% of the fastest, then the fewest "
+        "settings changed from the baseline: the 50% smaller file, 1% slower [-3% to 5%]"
     )
+    assert ds.attrs["search_undecided"] == ""
     assert recommend(ds, objective="write", importance=False).winner.coords == small
