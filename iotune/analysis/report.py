@@ -142,9 +142,10 @@ def render_summary(rec: Recommendation, *, width: int = WIDTH) -> list[str]:
         objective = ",".join(f"{m}={w:g}" for m, w in rec.weights.items())
         flag = f"--weights {objective}"
     said = rec.keep_text or f"recommended for {objective}: {rec.winner.label}"
+    lines = []
     if rec.undecided:  # said first: the pick below is the fastest, not a decided one
-        said = f"{rec.undecided}. {said}"
-    lines = textwrap.wrap(said, width=width, subsequent_indent="    ")
+        lines += textwrap.wrap(rec.undecided + ".", width=width, subsequent_indent="    ")
+    lines += textwrap.wrap(said, width=width, subsequent_indent="    ")
     notes = [rec.tie_note] if rec.tie_note else []
     if not rec.cost_against:  # nothing measured to compare with: say why
         notes.append(rec.baseline_note)
