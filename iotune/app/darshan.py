@@ -34,7 +34,7 @@ def from_darshan(
     UsageError
         A trial size that is not a size.
     """
-    from iotune.backends import get_backend
+    from iotune.backends import DARSHAN_MODULES, get_backend
     from iotune.core.units import parse_size
     from iotune.darshan_.study import study
 
@@ -44,7 +44,7 @@ def from_darshan(
         raise UsageError(f"--trial-size {trial_size}: {err}") from err
     if nbytes < 1:
         raise UsageError(f"--trial-size {trial_size}: must be at least 1 byte")
-    parallel, _why = get_backend("h5py").parallel_support()
+    parallel, _why = get_backend(DARSHAN_MODULES["H5D"]).parallel_support()
     return study(path, budget=nbytes, parallel_h5py=parallel, all_files=all_files)
 
 

@@ -33,6 +33,13 @@ BUILTINS: dict[str, str] = {
 }
 
 
+#: the backend a spec without ``backend`` measures
+DEFAULT_BACKEND = "netcdf4"
+
+#: the built-in that reproduces what each Darshan module counted (``iotune darshan``'s spec)
+DARSHAN_MODULES = {"POSIX": "posix", "MPIIO": "mpiio", "H5D": "h5py"}
+
+
 #: the built-ins that store objects on the sweep's ``storage`` (named here so that checking
 #: a spec imports no backend module)
 OBJECT_BUILTINS = ("object", "zarr-object", "hdf5-object", "netcdf4-object")

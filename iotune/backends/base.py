@@ -27,7 +27,9 @@ from iotune.backends import exports_base
 from iotune.backends.knobs import Knobs
 from iotune.backends.target import TargetWriter
 from iotune.backends.xarray_open import Chunks
+from iotune.core.plugins import named
 from iotune.measuring.access import Selection
+from iotune.model.codecs import Codec
 from iotune.model.readers import ReaderGroup
 from iotune.model.records import TrialResult, TrialTask
 from iotune.model.spec import StorageSpec, Workload
@@ -98,6 +100,9 @@ class Backend(ABC):
     inapplicable: ClassVar[tuple[str, ...]] = ()
     #: trials contend for storage: executors run at most ``per_host`` at once per host
     io_bound: ClassVar[bool] = True
+    #: ``module:function`` computing the chunks the format's library picks when given none,
+    #: ``function(workload, codec)``; None: no library default (posix, memory, MPI-IO)
+    default_chunks: ClassVar[str | None] = None
     #: nothing reaches a file system: no fsync, no page cache
     in_memory: ClassVar[bool] = False
     #: the programs that open what it stores, by how they find filters (none: raw bytes)
@@ -128,11 +133,19 @@ class Backend(ABC):
         """
         if cls.target_writer is None:
             return None
-        import importlib
-
-        module, _, name = cls.target_writer.partition(":")
-        found: type[TargetWriter] = getattr(importlib.import_module(module), name)
+        found: type[TargetWriter] = named(cls.target_writer)
         return found
+
+    @classmethod
+    def library_chunks(cls, workload: Workload, codec: Codec) -> str | tuple[int, ...]:
+        """The chunks the format's library picks when given none (the ``library`` baseline):
+        :attr:`default_chunks`'s function, imported when asked (``NotApplicable``: none)."""
+        from iotune.core.errors import NotApplicable
+
+        if cls.default_chunks is None:
+            raise NotApplicable(f"{cls.name} has no format library choosing default chunks")
+        chunks: str | tuple[int, ...] = named(cls.default_chunks)(workload, codec)
+        return chunks
 
     @classmethod
     def expected_seconds(cls, params: Mapping[str, Any], workload: Workload) -> float | None:

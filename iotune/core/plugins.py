@@ -79,3 +79,10 @@ def load(group: str, name: str, builtins: Mapping[str, str]) -> Any:
         return getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as err:
         raise UsageError(f"{kind} {name!r} ({target}) cannot be loaded: {err}") from err
+
+
+def named(target: str) -> Any:
+    """The object ``"module:attr"`` names, its module imported now (a backend's own pieces:
+    its target writer, its library's default chunks)."""
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)

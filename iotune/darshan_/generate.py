@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from iotune.backends import DARSHAN_MODULES
 from iotune.core.errors import DarshanError
 from iotune.core.units import format_size
 from iotune.darshan_.diagnosis import Finding
@@ -150,7 +151,7 @@ def _mpiio(log: Log, main: Group, named: set[str], budget: int, notes: list[str]
     baseline |= {"hints": "default"} if "hints" in params else {}
     params, baseline = _striping(main, named, params, baseline, notes)
     workload = {"shape": {"step": n * k, "x": max(1, t // 2)}, "dtype": "int16"}
-    spec = {"workload": workload, "backend": "mpiio"}
+    spec = {"workload": workload, "backend": DARSHAN_MODULES["MPIIO"]}
     if "hints" in params:
         spec["hints"] = {h: HINT_SETS[h] for h in hints}
     return {**spec, "parameters": params, "baseline": baseline}
@@ -188,7 +189,7 @@ def _posix(main: Group, named: set[str], budget: int, notes: list[str]) -> dict:
     sizes = [size_value(v) for v in _transfers(t, k * t, named)]
     return {
         "workload": {"shape": {"step": k, "x": max(1, t // 2)}, "dtype": "int16"},
-        "backend": "posix",
+        "backend": DARSHAN_MODULES["POSIX"],
         "parameters": {"transfer_size": _swept(sizes)},
         "baseline": {"transfer_size": size_value(t)},
     }
@@ -234,7 +235,8 @@ def _h5py(
     if ds.itemsize not in DTYPES:
         notes.append(f"element size {ds.itemsize} B has no iotune dtype: float32 instead")
     workload = {"shape": dict(zip(dims, shape, strict=True)), "dtype": dtype}
-    return {"workload": workload, "backend": "h5py", "parameters": params, "baseline": baseline}
+    backend = DARSHAN_MODULES["H5D"]
+    return {"workload": workload, "backend": backend, "parameters": params, "baseline": baseline}
 
 
 def _array(ds: Dataset, budget: int, notes: list[str]) -> tuple[list[str], list[int], list[int]]:

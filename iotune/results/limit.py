@@ -58,8 +58,9 @@ def attach_limit(ds: xr.Dataset, limit: dict[str, Any] | None) -> xr.Dataset:
             pieces.append(one.expand_dims(metric=[f"read:{p}"]))
     fraction = xr.concat(pieces, dim="metric", coords="minimal", join="outer")
     if "backend" in fraction.dims:
-        fraction = fraction.where(fraction["backend"] != "memory")
-    elif str(ds.attrs.get("backends", "")) == "memory":
+        stored = [not _in_memory(str(b)) for b in fraction["backend"].values]
+        fraction = fraction.where(xr.DataArray(stored, dims="backend"))
+    elif _in_memory(str(ds.attrs.get("backends", ""))):
         fraction = fraction * float("nan")
     fraction = fraction.transpose(..., "metric", "repeat")
     kind = str(limit.get("kind", "file system"))
@@ -79,3 +80,13 @@ def attach_limit(ds: xr.Dataset, limit: dict[str, Any] | None) -> xr.Dataset:
         device_limit_kind=kind,
     )
     return out
+
+
+def _in_memory(name: str) -> bool:
+    """Whether backend ``name`` keeps its data in memory: no device limit to compare with.
+
+    A results file's backend that is not installed here (a plugin's) is taken as storing.
+    """
+    from iotune.backends import backend_names, get_backend
+
+    return name in backend_names() and bool(get_backend(name).in_memory)

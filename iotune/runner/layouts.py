@@ -11,7 +11,6 @@ inside the functions that use them.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,59 +20,7 @@ from iotune.model import codecs
 from iotune.model.spec import Workload
 from iotune.runner.chunk_rules import balanced_chunks, cloud_chunks
 
-#: which library's default a backend gets (object-store variants: their format's)
-LIBRARY_OF = {
-    "netcdf4": "netCDF-C",
-    "netcdf4-object": "netCDF-C",
-    "h5py": "h5py",
-    "hdf5-object": "h5py",
-    "zarr": "zarr-python",
-    "zarr-object": "zarr-python",
-}
-
 Chunks = str | tuple[int, ...]
-
-
-def netcdf_default_chunks(workload: Workload, codec: codecs.Codec) -> Chunks:
-    """netCDF-C's layout for a variable created without ``chunksizes``, read back.
-
-    ``contiguous`` when the library leaves it so (no filter and no unlimited
-    dimension: iotune's workloads have none), else its default chunk shape.
-    """
-    import netCDF4
-
-    with (
-        tempfile.TemporaryDirectory(prefix="iotune-default-") as tmp,
-        netCDF4.Dataset(Path(tmp) / "default.nc", "w", format="NETCDF4") as ds,
-    ):
-        for dim, size in zip(workload.dims, workload.shape, strict=True):
-            ds.createDimension(dim, size)
-        try:
-            var = ds.createVariable(
-                "data", workload.dtype, workload.dims, **codecs.netcdf4_encoding(codec)
-            )
-        except (RuntimeError, ValueError) as err:  # a filter this netCDF-C lacks
-            raise NotApplicable(f"netCDF-C cannot create {codec.name}: {err}") from err
-        chunking = var.chunking()
-    return "contiguous" if chunking == "contiguous" else tuple(int(c) for c in chunking)
-
-
-def h5py_guess_chunks(workload: Workload) -> tuple[int, ...]:
-    """h5py's chunk guess: the ``.chunks`` of a dataset created with ``chunks=True``."""
-    import h5py
-
-    with h5py.File("default.h5", "w", driver="core", backing_store=False) as f:
-        ds = f.create_dataset("data", shape=workload.shape, dtype=workload.dtype, chunks=True)
-        return tuple(int(c) for c in ds.chunks)
-
-
-def zarr_default_chunks(workload: Workload) -> tuple[int, ...]:
-    """zarr-python's chunk guess: the ``.chunks`` of an array created without ``chunks``."""
-    import zarr
-    from zarr.storage import MemoryStore
-
-    array = zarr.create_array(store=MemoryStore(), shape=workload.shape, dtype=workload.dtype)
-    return tuple(int(c) for c in array.chunks)
 
 
 def library_chunks(backend: str, workload: Workload, codec: codecs.Codec) -> Chunks:
@@ -84,14 +31,9 @@ def library_chunks(backend: str, workload: Workload, codec: codecs.Codec) -> Chu
     NotApplicable
         The backend has no format library with a default chunk layout (posix, mpiio, memory).
     """
-    library = LIBRARY_OF.get(backend)
-    if library == "netCDF-C":
-        return netcdf_default_chunks(workload, codec)
-    if library == "h5py":
-        return h5py_guess_chunks(workload)
-    if library == "zarr-python":
-        return zarr_default_chunks(workload)
-    raise NotApplicable(f"{backend} has no format library choosing default chunks")
+    from iotune.backends import get_backend
+
+    return get_backend(backend).library_chunks(workload, codec)
 
 
 def dask_auto_chunks(workload: Workload) -> tuple[int, ...]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from iotune.backends import DEFAULT_BACKEND
 from iotune.core.errors import SpecError, reason
 from iotune.measuring.precision import MIN_AUTO_REPEATS
 from iotune.model.checks import choice, fail, integer, mapping, section
@@ -301,7 +302,7 @@ def parse_spec(
         data = with_current_names(data)
         base = base if base is not None else Path(source).parent if source else None
         workload = parse_workload(data["workload"], base=base, recorded=recorded)
-        backends = parse_backends(data.get("backend", "netcdf4"))
+        backends = parse_backends(data.get("backend", DEFAULT_BACKEND))
         name = data.get("name", Path(source).stem if source else "sweep")
         if not isinstance(name, str) or not name.strip():
             raise fail("name", f"expected a non-empty string, got {name!r}")

@@ -182,6 +182,7 @@ class H5pyBackend(SlabBackend, LaunchedBackend):
     """HDF5 files written and read with h5py."""
 
     name = "h5py"
+    default_chunks = "iotune.backends.h5py.defaults:h5py_guess_chunks"
     library = "h5py"
     suffix = ".h5"
     knobs = H5pyKnobs

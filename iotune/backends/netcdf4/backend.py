@@ -157,6 +157,7 @@ class NetCDF4Backend(SlabBackend):
     """netCDF4/HDF5 files written and read with netCDF4-python."""
 
     name = "netcdf4"
+    default_chunks = "iotune.backends.netcdf4.defaults:netcdf_default_chunks"
     library = "netCDF4"
     suffix = ".nc"
     knobs = NetCDF4Knobs

@@ -134,6 +134,7 @@ class Hdf5ObjectBackend(ObjectStoreBackend):
     """HDF5 files (h5py) uploaded to the sweep's object store and read through fsspec."""
 
     name = "hdf5-object"
+    default_chunks = "iotune.backends.h5py.defaults:h5py_guess_chunks"
     library = "s3fs"
     suffix = ".h5"
     knobs = Hdf5ObjectKnobs
@@ -239,6 +240,7 @@ class Netcdf4ObjectBackend(Hdf5ObjectBackend):
     """
 
     name = "netcdf4-object"
+    default_chunks = "iotune.backends.netcdf4.defaults:netcdf_default_chunks"
     library = "s3fs"
     knobs = Netcdf4ObjectKnobs
     parameters = Netcdf4ObjectKnobs.names()

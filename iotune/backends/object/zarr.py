@@ -102,6 +102,7 @@ class ZarrObjectBackend(ObjectStoreBackend):
     """Zarr format 3 stores on the sweep's object store (obstore or fsspec)."""
 
     name = "zarr-object"
+    default_chunks = "iotune.backends.zarr.defaults:zarr_default_chunks"
     suffix = ".zarr"
     knobs = ZarrObjectKnobs
     parameters = ZarrObjectKnobs.names()

@@ -231,6 +231,7 @@ class ZarrBackend(SlabBackend):
     """
 
     name = "zarr"
+    default_chunks = "iotune.backends.zarr.defaults:zarr_default_chunks"
     library = "zarr"
     suffix = ".zarr"
     knobs = ZarrKnobs
