@@ -198,3 +198,58 @@ def test_tune_says_a_tie_was_broken_as_recommend_does(tmp_path: Path, capsys) ->
     recommended = [line.strip() for line in capsys.readouterr().out.splitlines()]
     assert "winner:     chunks=4x64x64 codec=zlib chunk_cache=1MiB" in recommended
     assert tie in recommended
+
+
+#: one tiny real netCDF4 file per codec: zstd stores the smaller (tests/test_cli_portable.py)
+PORTABLE = {
+    "version": 1,
+    "name": "portable-search",
+    "workload": {"shape": {"time": 16, "y": 64, "x": 64}, "dtype": "int16", "field": "smooth"},
+    "backend": "netcdf4",
+    "parameters": {
+        "chunks": [[16, 64, 64]],
+        "codec": ["zlib", "zstd"],
+        "level": 9,
+        "shuffle": "none",
+    },
+    "read": {"patterns": ["full"]},
+    "measure": {"repeats": 1, "cache": "warm", "fsync": False},
+    # max_ratio_loss 0: only the smallest file may win, zstd's, unless readers rule it out
+    "search": {"strategy": "grid", "budget": 4, "objective": "write", "max_ratio_loss": 0},
+}
+
+
+def test_a_portable_tune_names_a_codec_every_reader_opens(tmp_path: Path, capsys) -> None:
+    """Without --portable the search names zstd; with it (or search.readers) zlib, and
+    recommend on its results agrees."""
+    import yaml
+
+    spec = tmp_path / "portable.yaml"
+    spec.write_text(yaml.safe_dump(PORTABLE))
+    runs = {
+        "plain": ([], "zstd"),
+        "portable": (["--portable"], "zlib"),
+        "readers": (["--readers", "ncdump,h5netcdf"], "zlib"),
+    }
+    for name, (flags, codec) in runs.items():
+        out = tmp_path / name
+        assert main(["tune", str(spec), *flags, "-o", str(out), "--no-progress"]) == 0
+        named = [line for line in capsys.readouterr().out.splitlines() if "recommended" in line]
+        assert named == ["recommended for write: chunks=16x64x64 codec=" + codec], (name, named)
+    args = ["recommend", str(tmp_path / "portable"), "--objective", "write"]
+    assert main([*args, "--max-ratio-loss", "0", "--portable"]) == 0
+    assert "winner:     chunks=16x64x64 codec=zlib" in capsys.readouterr().out
+
+
+def test_a_bad_search_reader_exits_2_in_one_line(tmp_path: Path, capsys) -> None:
+    import yaml
+
+    spec = tmp_path / "portable.yaml"
+    spec.write_text(
+        yaml.safe_dump({**PORTABLE, "search": {**PORTABLE["search"], "readers": ["ncdmp"]}})
+    )
+    assert main(["tune", str(spec), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("iotune: error: ")
+    assert "search.readers: ['ncdmp']; allowed: all, ncdump," in err[0]

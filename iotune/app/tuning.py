@@ -55,6 +55,7 @@ def search_overrides(
     max_error: str | float | None = None,
     min_digits: str | int | None = None,
     max_tie_loss: str | float | None = None,
+    readers: str | None = None,
     seed: int | None = None,
     parallel: int | None = None,
     prior: Sequence[str | Path] | None = None,
@@ -79,7 +80,7 @@ def search_overrides(
     options["objective"] = objective or weights
     options |= {"max_size": max_size, "max_ratio_loss": _number(max_ratio_loss)}
     options |= {"max_error": _number(max_error), "min_digits": _number(min_digits)}
-    options["max_tie_loss"] = _number(max_tie_loss)
+    options |= {"max_tie_loss": _number(max_tie_loss), "readers": readers}
     options |= {"seed": seed, "parallel": parallel}
     options["prior"] = None if prior is None else [str(p) for p in prior]
     return {f"search.{k}": v for k, v in options.items() if v is not None}

@@ -155,10 +155,8 @@ def tune(args: argparse.Namespace) -> int:
 
     if args.spec is None and args.replay is None:
         raise UsageError("tune: give a SPEC, or --replay GRID.nc")
-    if args.readers is not None:  # the search's goal does not know readers yet
-        raise UsageError("--portable/--readers: not with tune yet; iotune recommend takes them")
     names = ("strategy", "budget", "seed", "prior", "parallel", *actions.OBJECTIVE_OPTIONS)
-    given = {name: getattr(args, name) for name in names if name != "readers"}
+    given = {name: getattr(args, name) for name in names}
     search = search_overrides(**given)
     if isinstance(args.budget, str) and args.budget.isdigit():
         # a bare number is trials; someone who meant time should know before the hours pass

@@ -287,6 +287,7 @@ class Objective:
             max_error=search.max_error,
             min_digits=search.min_digits,
             max_tie_loss=search.max_tie_loss,
+            readers=search.readers,
         )
 
     @property

@@ -209,7 +209,8 @@ class SearchSpec:
     ``prior`` names earlier results that seed the search (warm start); ``focus`` the
     parameters explored first (a Darshan study's findings, in rank order). ``objective``
     is a metric or weights as ``iotune recommend`` takes them, ``max_tie_loss`` how much
-    slower than the fastest a tie-break may pick (None: the objective's default);
+    slower than the fastest a tie-break may pick (None: the objective's default),
+    ``readers`` those the pick must open without plugins (``("all",)``: every reader);
     ``parallel`` trials are asked at once (None: as many as the executor runs at once);
     ``remeasure`` is the share of the budget kept for re-measuring the leading
     candidates.
@@ -224,6 +225,7 @@ class SearchSpec:
     max_error: float | None = None
     min_digits: int | None = None
     max_tie_loss: float | None = None
+    readers: tuple[str, ...] | None = None
     seed: int = 0
     parallel: int | None = None
     remeasure: float = 0.1
@@ -248,6 +250,7 @@ class SearchSpec:
             **({"max_error": self.max_error} if self.max_error is not None else {}),
             **({"min_digits": self.min_digits} if self.min_digits is not None else {}),
             **({"max_tie_loss": self.max_tie_loss} if self.max_tie_loss is not None else {}),
+            **({"readers": list(self.readers)} if self.readers else {}),
             **({"prior": list(self.prior)} if self.prior else {}),
             **({"focus": list(self.focus)} if self.focus else {}),
             **({} if self.early_stop else {"early_stop": False}),

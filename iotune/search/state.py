@@ -68,7 +68,7 @@ class Visit:
 
 @dataclass(frozen=True)
 class Goal:
-    """The objective's weights and limits (``max_size`` bytes, ``max_ratio_loss``)."""
+    """The objective's weights and limits (``max_size`` bytes, ``max_ratio_loss``, ``readers``)."""
 
     weights: Mapping[str, float]
     limits: Mapping[str, Any] = field(default_factory=dict)
@@ -121,10 +121,24 @@ class Goal:
             logs += weight * math.log(max(float(np.median(values)), 1e-300))
         return logs / total
 
+    def unreadable(self, visit: Visit) -> bool:
+        """Whether a reader the limits name opens ``visit``'s codec only with a plugin.
+
+        Its format's backend says (:func:`iotune.backends.readability`), as
+        ``recommend`` asks it (:mod:`iotune.results.portable`).
+        """
+        if not self.limits.get("readers"):
+            return False
+        from iotune.backends import readability
+
+        settings = {"backend": visit.trial.backend, **visit.trial.params}
+        return readability(settings).blocks(self.limits["readers"])
+
     def feasible(self, visit: Visit, best_ratio: float) -> bool:
-        """Within ``max_size`` and ``max_ratio_loss`` (against the best ratio seen)."""
+        """Within ``max_size``, ``max_ratio_loss`` (against the best ratio seen) and
+        ``readers``."""
         ok = visit.ok
-        if not ok:
+        if not ok or self.unreadable(visit):
             return False
         stored = self.full_size(ok[0])
         if "max_size" in self.limits and stored > self.limits["max_size"]:
@@ -153,11 +167,14 @@ class State:
         return self.visits[trial.id]
 
     def _best_ratio(self) -> float:
-        # among what may be picked: a quantised visit beyond the error limit sets no bar
+        # among what may be picked: a quantised visit beyond the error limit, or one the
+        # named readers need a plugin for, sets no bar (recommend drops those first too)
         ratios = [
             v.ok[0].raw_bytes / (v.ok[0].file_bytes or 1)
             for v in self.visits.values()
-            if _sized(v) and lossless_or_within(errors_of_result(v.ok[0]), self.goal.limits)
+            if _sized(v)
+            and lossless_or_within(errors_of_result(v.ok[0]), self.goal.limits)
+            and not self.goal.unreadable(v)
         ]
         return max(ratios, default=0.0)
 

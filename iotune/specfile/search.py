@@ -9,6 +9,7 @@
       objective: read:timeseries   # or weights: write=1,read:spatial=2
       max_size: 64MiB         # constraints as iotune recommend takes them
       max_tie_loss: 0.05      # a tie-break picks a point at most this much slower
+      readers: [ncdump, h5netcdf]  # only codecs these open without plugins (all: every reader)
       seed: 0
       parallel: 2             # trials asked at once (default: what the executor runs at once)
       remeasure: 10%          # share of the budget kept to re-measure the leaders
@@ -27,6 +28,7 @@ from __future__ import annotations
 import importlib.util
 import math
 
+from iotune.core.errors import RecommendError
 from iotune.model.checks import byte_size, choice, fail, integer, mapping, section
 from iotune.model.spec import STRATEGIES, WITHOUT_TORCH, SearchSpec
 
@@ -39,6 +41,7 @@ SEARCH_KEYS = (
     "max_error",
     "min_digits",
     "max_tie_loss",
+    "readers",
     "seed",
     "parallel",
     "remeasure",
@@ -81,6 +84,7 @@ def parse_search(
         max_size=None if "max_size" not in data else byte_size(data["max_size"], "search.max_size"),
         max_ratio_loss=limit,
         max_tie_loss=_share(data.get("max_tie_loss"), "search.max_tie_loss"),
+        readers=_readers(data.get("readers")),
         max_error=_max_error(data.get("max_error")),
         min_digits=None
         if data.get("min_digits") is None
@@ -139,6 +143,24 @@ def _focus(value: object, swept: tuple[str, ...]) -> tuple[str, ...]:
                 f"{name!r} is not a parameter of the spec; allowed: {', '.join(swept) or 'none'}",
             )
     return names
+
+
+def _readers(value: object) -> tuple[str, ...] | None:
+    """Reader names (a list, or text separated by commas; ``all``: every reader), checked
+    against those the formats declare."""
+    from iotune.backends import reader_names
+    from iotune.model.readers import ALL, check_reader_names, parse_readers
+
+    if value is None:
+        return None
+    allowed = f"allowed: {', '.join([ALL, *reader_names()])}"
+    if not isinstance(value, str | list):
+        raise fail("search.readers", f"{value!r}; {allowed}")
+    try:
+        names = parse_readers(value)
+        return check_reader_names(names or (), reader_names())
+    except RecommendError:
+        raise fail("search.readers", f"{value!r}; {allowed}") from None
 
 
 def _flag(value: object, path: str) -> bool:

@@ -40,9 +40,7 @@ def test_objectives_are_the_same_from_the_cli_and_the_api() -> None:
     assert actions.objective_of(parse_args(["recommend", "r", *flags])) == Objective.parse(**given)
     assert actions.objective_of(parse_args(["recommend", "r"])) == Objective()
     cli = parse_args(["tune", "s.yaml", "--budget", "8", *flags])
-    # tune refuses --portable/--readers (its search goal does not know readers yet)
-    objective_options = tuple(o for o in actions.OBJECTIVE_OPTIONS if o != "readers")
-    names = ("strategy", "budget", "seed", "prior", "parallel", *objective_options)
+    names = ("strategy", "budget", "seed", "prior", "parallel", *actions.OBJECTIVE_OPTIONS)
     from_cli = search_overrides(**{n: getattr(cli, n) for n in names})
     assert from_cli == search_overrides(budget=8, **given)
     assert from_cli["search.budget"] == 8 and from_cli["search.max_ratio_loss"] == 0.5

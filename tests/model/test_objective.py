@@ -111,3 +111,18 @@ def test_the_tie_loss_is_5_percent_unless_given_and_a_search_section_gives_it() 
     assert "max_tie_loss" not in SearchSpec().key()  # searches from before keep their digest
     with pytest.raises(SpecError, match=r"search\.max_tie_loss.*2 is not a fraction in \[0, 1\]"):
         parse_search({"max_tie_loss": 2}, ("write",))
+
+
+def test_a_search_section_gives_the_readers_a_pick_must_open_without_plugins() -> None:
+    from iotune.core.errors import SpecError
+    from iotune.specfile.search import parse_search
+
+    section = parse_search({"readers": ["ncdump", "h5netcdf"]}, ("write",))
+    assert Objective.from_search(section).readers == ("ncdump", "h5netcdf")
+    assert parse_search({"readers": "all"}, ("write",)).readers == ("all",)
+    assert section.key()["readers"] == ["ncdump", "h5netcdf"]
+    assert "readers" not in SearchSpec().key()  # searches from before keep their digest
+    with pytest.raises(SpecError) as err:
+        parse_search({"readers": ["ncdump", "ncdmp"]}, ("write",))
+    assert str(err.value).startswith("search.readers: ['ncdump', 'ncdmp']; allowed: all")
+    assert "\n" not in str(err.value)
