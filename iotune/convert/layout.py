@@ -223,10 +223,9 @@ def parse_settings(text: str, *, backend: str | None = None) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     for key, sep, value in items:
         if not sep or key not in allowed:
-            raise UsageError(
-                f"--settings: {key + sep + value!r} is not KEY=VALUE with KEY one of "
-                f"{', '.join(allowed)}"
-            )
+            which = f"a knob of {named}" if named in backend_names() else "a knob apply writes"
+            shape = f"{key!r} is not {which}" if sep else f"{key!r} is not KEY=VALUE"
+            raise UsageError(f"--settings: {shape}; KEY one of {', '.join(allowed)}")
         if key == "shards" and value == "none":
             settings[key] = value
         elif key in ("chunks", "shards"):

@@ -132,11 +132,11 @@ def test_an_interrupted_h5_target_resumes(tmp_path: Path) -> None:
         ),
         (
             "chunks=8x8x8 backend=netcdf4 page_size=64KiB",
-            "--settings: 'page_size=64KiB' is not KEY=VALUE with KEY one of backend, chunks",
+            "--settings: 'page_size' is not a knob of netcdf4; KEY one of backend, chunks",
         ),
         (
             "chunks=8x8x8 quantize=bitround:6",
-            "--settings: 'quantize=bitround:6' is not KEY=VALUE with KEY one of backend, chunks",
+            "--settings: 'quantize' is not a knob of h5py; KEY one of backend, chunks",
         ),
         ("chunks=8x8x8 page_size=100", "page_size: 100 is smaller than 512 bytes"),
         ("chunks=contiguous codec=zlib", "chunks: contiguous storage cannot be compressed in HDF5"),
