@@ -295,8 +295,7 @@ def test_a_corrupt_darshan_log_raises_in_a_notebook_and_the_kernel_lives(tmp_pat
 
 #: 09-your-analysis on a file of the test's own, shrunk to a few trials
 YOURS = {
-    "box": {"lat": [2, 10], "lon": [0, 8]},
-    "month_days": 5,
+    "box": {"lat": [2, 10], "lon": [0, 8]},  # in the file's coordinates (degrees)
     "chunks": [[60, 8, 8], [5, 16, 32]],
     "backends": ["netcdf4", "zarr"],
     "dask_chunks": ["storage"],
@@ -311,8 +310,13 @@ SPEC_BASELINES = ("library", "dask-auto", "balanced")
 @pytest.mark.slow
 def test_your_analysis_notebook_tunes_your_file_for_your_function(tmp_path: Path, capsys) -> None:
     """09 with ``path``: the user's variable, their climatology and the batches, vs baselines."""
+    import pandas as pd
+
     data = np.random.default_rng(3).normal(280, 5, (60, 16, 32)).astype("float32")
-    xr.Dataset({"pr": (("time", "lat", "lon"), data)}).to_netcdf(tmp_path / "mine.nc")
+    coords = {"time": pd.date_range("2000-01-01", periods=60), "lat": np.arange(16.0) - 2}
+    coords["lon"] = np.arange(32.0)
+    mine = xr.Dataset({"pr": (("time", "lat", "lon"), data)}, coords=coords)
+    mine.to_netcdf(tmp_path / "mine.nc")  # the notebook's analysis selects by coordinates
     out = tmp_path / "run"
     args = ["notebook", str(NOTEBOOK_DIR / "09-your-analysis.ipynb"), "-o", str(out)]
     args += ["-p", "path", str(tmp_path / "mine.nc"), "-p", "variable", "pr"]
@@ -348,6 +352,7 @@ def test_your_analysis_notebook_tunes_your_file_for_your_function(tmp_path: Path
     assert (out / "before-after.png").exists()
     # the function the notebook wrote gives, on the user's file, what the trials gave
     monthly_mean = runpy.run_path(str(out / "myanalysis.py"))["monthly_mean"]
-    expected = data[:, 2:10, 0:8].reshape(12, 5, 8, 8).mean(axis=(1, 2, 3))
+    box = data[:, 4:13, 0:9]  # lat 2..10 and lon 0..8 by the file's coordinates
+    expected = [box[:31].mean(), box[31:].mean()]  # January and February of 2000
     with xr.open_dataset(tmp_path / "mine.nc") as mine:
         np.testing.assert_allclose(monthly_mean(mine).values, expected, rtol=1e-5)

@@ -169,7 +169,11 @@ def render_summary(rec: Recommendation, *, width: int = WIDTH) -> list[str]:
     # when some need a plugin (recommend's full text names them always)
     needs_plugin = rec.readers is not None and bool(rec.readers.plugins)
     readers = _readers_lines(rec) if needs_plugin else []
-    lines += [f"  {note}" for note in [rec.portable_note, *readers] if note]
+    for note in [rec.portable_note, *readers]:
+        if note.startswith("  "):  # a command to paste: not wrapped
+            lines.append(f"  {note}")
+        elif note:
+            lines += textwrap.wrap(note, width=width, initial_indent="  ", subsequent_indent="    ")
     lines.append(f"  (more: iotune recommend {flag})")
     return lines
 

@@ -60,11 +60,10 @@ class Readability:
         lines = []
         if self.readers:
             lines.append(f"readers: {', '.join(self.readers)} open it without plugins")
-        for need in self.plugins:
-            lines.append(
-                f"warning: {', '.join(need['readers'])} open codec {self.codec} only with "
-                f"{need['plugin']}: {need['hint']}"
-            )
+        for need in self.plugins:  # the hint on a line of its own, to paste whole
+            readers = ", ".join(need["readers"])
+            lines.append(f"warning: {readers} open codec {self.codec} only with {need['plugin']}:")
+            lines.append(f"  {need['hint']}")
         if self.plugins:
             lines.append("(--portable picks a codec every reader opens without plugins)")
         return lines
