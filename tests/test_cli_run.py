@@ -416,7 +416,10 @@ def test_run_and_show_say_the_pick_with_its_cost_the_same_way(make_spec, tmp_pat
     ran = iotune("run", spec, "-o", tmp_path / "out", "--no-progress", check=True).stdout
     lines = ran.splitlines()
     pick = lines[1 : lines.index("best configuration (median of repeats):")]
-    assert pick[0].startswith(("recommended for read:timeseries: ", "keep your settings (library"))
+    picked = ("recommended for read:timeseries: ", "keep your settings (library")
+    start = next(i for i, x in enumerate(pick) if x.startswith(picked))
+    # a noisy run says first that its repeats cannot decide (issue 44), then the fastest
+    assert start == 0 or pick[0].startswith("cannot decide at this noise: "), pick
     head = next(x for x in pick if x.startswith("  against "))
     assert head.startswith("  against library (chunks=contiguous codec=none), 95% intervals: ")
     said = " ".join(x.strip() for x in pick)
