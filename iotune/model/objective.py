@@ -74,24 +74,20 @@ def parse_max_ratio_loss(value: float | str | None) -> float | None:
     """A fraction from 0 to 1 from a number or its text; None stays None."""
     if value is None:
         return None
-    loss: object = value
-    if isinstance(value, str):
-        try:
-            loss = float(value)
-        except ValueError:
-            loss = math.nan
-    if isinstance(loss, bool) or not (isinstance(loss, int | float) and 0 <= loss <= 1):
-        raise RecommendError(
-            f"--max-ratio-loss: {value!r}; allowed: a fraction from 0 to 1 "
-            "(0.1 accepts a compression ratio 10% below the best)"
-        )
-    return float(loss)
+    example = "0.1 accepts a compression ratio 10% below the best"
+    return _fraction(value, "--max-ratio-loss", example)
 
 
 def parse_max_tie_loss(value: float | str | None) -> float:
     """A fraction from 0 to 1 from a number or its text; None is :data:`MAX_TIE_LOSS`."""
     if value is None:
         return MAX_TIE_LOSS
+    example = "0.05 lets a tie-break pick a point at most 5% slower than the fastest"
+    return _fraction(value, "--max-tie-loss", example)
+
+
+def _fraction(value: float | str, option: str, example: str) -> float:
+    """``value`` as a fraction from 0 to 1, or a one-line error naming ``option``."""
     loss: object = value
     if isinstance(value, str):
         try:
@@ -99,10 +95,7 @@ def parse_max_tie_loss(value: float | str | None) -> float:
         except ValueError:
             loss = math.nan
     if isinstance(loss, bool) or not (isinstance(loss, int | float) and 0 <= loss <= 1):
-        raise RecommendError(
-            f"--max-tie-loss: {value!r}; allowed: a fraction from 0 to 1 "
-            "(0.05 lets a tie-break pick a point at most 5% slower than the fastest)"
-        )
+        raise RecommendError(f"{option}: {value!r}; allowed: a fraction from 0 to 1 ({example})")
     return float(loss)
 
 
