@@ -106,7 +106,10 @@ def test_recommend_ranks_by_the_users_function_and_says_so(refused_then_fixed: d
     folder = refused_then_fixed["folder"]
     text = iotune("recommend", "out", cwd=folder)
     assert text.returncode == 0, text.stderr
-    assert text.stdout.splitlines()[0] == SAID
+    lines = text.stdout.splitlines()
+    # a noisy run says first that its repeats cannot decide (issue 44), then the objective
+    undecided = lines[0].startswith("cannot decide at this noise: ")
+    assert lines[1 if undecided else 0] == SAID, lines
     as_json = iotune("recommend", "out", "--format", "json", cwd=folder)
     found = json.loads(as_json.stdout)
     assert found["weights"] == {"read:boxmonthly": 1.0}
