@@ -13,7 +13,7 @@ concurrency, dask), and reads the carried ones back from an existing file
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -201,8 +201,3 @@ class TargetWriter(ABC):
 def reader_settings(writer: type[TargetWriter], settings: Mapping[str, Any]) -> dict[str, Any]:
     """The reader-side knobs ``settings`` sets (not None), in the writer's order."""
     return {k: settings[k] for k in writer.reader_side if settings.get(k) is not None}
-
-
-def chunk_tuple(chunks: tuple[int, ...] | str, shape: Sequence[int]) -> tuple[int, ...]:
-    """Explicit chunk lengths: ``contiguous`` is the whole shape."""
-    return tuple(shape) if isinstance(chunks, str) else chunks
