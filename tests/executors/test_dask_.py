@@ -115,24 +115,29 @@ def test_failing_trials_are_recorded_and_the_sweep_goes_on(make_spec, tmp_path):
     assert all("src.nc" in e or "No such file" in e for e in ds["error"].values.ravel())
 
 
-def _pid_writing_into(directory: Path) -> int | None:
-    """The process with a file open under ``directory``: the worker running the trial."""
+def _pid_writing_into(directory: Path, *, spare: set[int]) -> int | None:
+    """The process with a trial file open under ``directory``: the worker running the trial.
+
+    Only a ``trial-*`` path counts: the sweep's own process writes the scratch
+    owner mark there too, and killing it would test something else.
+    """
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
+        if not proc.name.isdigit() or int(proc.name) in spare:
             continue
         try:
             for fd in (proc / "fd").iterdir():
-                if str(directory) in str(fd.readlink()):
+                target = str(fd.readlink())
+                if target.startswith(str(directory)) and "/trial-" in target:
                     return int(proc.name)
         except OSError:
             continue
     return None
 
 
-def _kill_trial_worker(scratch: Path, deadline: float) -> int:
+def _kill_trial_worker(scratch: Path, deadline: float, *, sweep: int) -> int:
     while time.monotonic() < deadline:
-        pid = _pid_writing_into(scratch)
-        if pid is not None and pid != os.getpid():
+        pid = _pid_writing_into(scratch, spare={os.getpid(), sweep})
+        if pid is not None:
             os.kill(pid, signal.SIGKILL)
             return pid
         time.sleep(0.02)
@@ -169,9 +174,10 @@ def test_a_killed_worker_is_retried_once_then_failed(make_spec, tmp_path, kills,
     run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     killed = []
     for _ in range(kills):
-        killed.append(_kill_trial_worker(scratch, time.monotonic() + 120))
+        killed.append(_kill_trial_worker(scratch, time.monotonic() + 120, sweep=run.pid))
         time.sleep(1.0)  # let the scheduler notice and reschedule
     _out, err = run.communicate(timeout=600)
+    assert (tmp_path / "o/results.nc").exists(), (run.returncode, err)
     ds = xr.open_dataset(tmp_path / "o/results.nc")
     statuses = list(ds["status"].values.ravel())
     assert status in statuses, (statuses, err)
