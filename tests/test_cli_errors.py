@@ -464,7 +464,9 @@ def test_plan_accepts_a_huge_grid_with_yes(tmp_path, big_spec):
     assert proc.stderr == ""
     lines = proc.stdout.splitlines()
     assert lines[0] == "10016 trials (10016 grid points, 0 not applicable)"
-    assert len(lines) == 1 + 10_016
+    # a line per trial, then the forecast (the probe's model scales to the grid)
+    assert lines[1 + 10_016].startswith("predicted wall time: 1 worker ")
+    assert lines[-1].startswith("scratch needed: up to ")
 
 
 def test_run_refuses_a_huge_grid_before_creating_anything(tmp_path, big_spec):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from iotune.app.apply import ApplyReport, apply, apply_with
 from iotune.app.darshan import from_darshan, write_darshan_spec
+from iotune.app.forecasting import forecast_json, forecast_plan, forecast_text
 from iotune.app.grid import run_out, run_with
 from iotune.app.tuning import search_overrides, tune_out, tune_with
 from iotune.model.objective import Objective
@@ -59,6 +60,9 @@ __all__ = [
     "counts_text",
     "efficiency_line",
     "failures_lines",
+    "forecast_json",
+    "forecast_plan",
+    "forecast_text",
     "from_darshan",
     "grid_size",
     "load_spec",

@@ -10,14 +10,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from iotune.app.forecasting import expect_and_forecast, warn_dominating
 from iotune.app.session import Session, with_overrides
 from iotune.model.records import TrialResult
 from iotune.model.spec import Sweep
 from iotune.results.dataset import to_dataset
 from iotune.runner.efficiency import efficiency
-from iotune.runner.expected import Expected
 from iotune.runner.options import RunOptions
 from iotune.runner.plan import Plan, make_plan
 from iotune.runner.schedule import Schedule, collect
@@ -66,10 +66,12 @@ def _execute(
     spans: list[TrialResult] = []
     # the codec probe (numcodecs lets go of the GIL) runs while the workers start
     probe = ThreadPoolExecutor(1)
-    expected = probe.submit(Expected.of_tasks, plan.sweep.workload, _farmed(plan))
+    expected = probe.submit(expect_and_forecast, plan, farm=_farmed(plan))
     probe.shutdown(wait=False)
     with session.executor() as executor:
-        executor.expect(expected.result())
+        costs, warnings_ = expected.result()
+        warn_dominating(warnings_)
+        executor.expect(costs)
         # counted in trials, as the plan and the summary count them; a repeat of an
         # interleaved trial moves the bar by its share, the last one completes the trial
         bar = session.progress(
@@ -98,7 +100,6 @@ def _execute(
             session.provenance |= figures.provenance()
 
 
-def _farmed(plan: Plan) -> list[dict[str, Any]]:
-    """The parameters of the trials a farm orders (a serial run keeps the plan's order)."""
-    farm = plan.sweep.execution.executor != "serial"
-    return [dict(t.params) for t in plan.trials] if farm else []
+def _farmed(plan: Plan) -> bool:
+    """Whether a farm orders the trials (a serial run keeps the plan's order)."""
+    return plan.sweep.execution.executor != "serial"

@@ -65,8 +65,11 @@ def plan(args: argparse.Namespace) -> int:
     from iotune.app import api
 
     made = api.make_plan(api.load_spec(args.spec), yes=args.allow_large)
+    forecast = None if args.no_forecast else api.forecast_plan(made, scratch=args.scratch)
     if args.format != "json":
         print(api.plan_text(made))
+        if forecast is not None:
+            print("\n".join(api.forecast_text(forecast, made, scratch=args.scratch)))
         return EXIT_OK
     trials = [
         {"id": t.id, "backend": t.backend, "params": t.params, "hints": dict(t.hints)}
@@ -84,6 +87,7 @@ def plan(args: argparse.Namespace) -> int:
                 for n in api.plan_nowhere(made)
             ],
             **({"baselines": [asdict(b) for b in made.baselines]} if made.baselines else {}),
+            **({} if forecast is None else {"forecast": api.forecast_json(forecast, made)}),
         }
     )
     return EXIT_OK

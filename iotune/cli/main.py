@@ -83,8 +83,14 @@ def _spec_commands(sub: Any) -> None:
     p = _command(sub, "validate", "check a sweep spec")
     p.add_argument("spec", type=Path)
     _format(p)
-    p = _command(sub, "plan", "print the trials a spec expands to")
+    p = _command(sub, "plan", "print the trials a spec expands to and what they will cost")
     p.add_argument("spec", type=Path)
+    p.add_argument(
+        "--scratch", type=Path, default=Path(), help="where the run will measure (probed)"
+    )
+    p.add_argument(
+        "--no-forecast", action="store_true", help="list the trials only, without the probe"
+    )
     _allow_large(p)
     _format(p)
 

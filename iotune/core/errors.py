@@ -180,5 +180,9 @@ class PluginWarning(IotuneWarning):
     """An installed plugin could not be registered as it asked (a name iotune already uses)."""
 
 
+class CostWarning(IotuneWarning):
+    """A trial is predicted to take most of the sweep's time (``iotune plan`` shows why)."""
+
+
 class StripingWarning(IotuneWarning):
     """Lustre striping was asked for, but the scratch file system is not Lustre."""

@@ -134,6 +134,15 @@ def format_duration(seconds: float) -> str:
     raise AssertionError("unreachable")  # the loop ends on µs
 
 
+def format_span(seconds: float) -> str:
+    """Return a wall time a person plans by: ``450 ms``, ``45 s``, ``3.2 min``, ``1.5 h``."""
+    if math.isnan(seconds) or seconds < 10:
+        return format_duration(seconds)
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.1f} min" if seconds >= 120 else f"{seconds:.0f} s"
+
+
 def chunk_label(chunks: str | Sequence[int]) -> str:
     """Label a chunk layout as in the results: ``contiguous``, ``auto`` or ``8x128x128``."""
     if isinstance(chunks, str):

@@ -42,6 +42,21 @@ def codec_key(params: Mapping[str, Any]) -> CodecKey | None:
     return (str(params["codec"]), params.get("level"), str(params.get("shuffle", "none")))
 
 
+@dataclasses.dataclass(frozen=True)
+class CodecCost:
+    """What a codec did to the probe's bytes: seconds per raw byte each way, and its ratio."""
+
+    encode_s_per_byte: float
+    decode_s_per_byte: float
+    #: stored bytes over raw bytes (1.0: no compression)
+    stored_share: float
+
+    @property
+    def per_byte(self) -> float:
+        """Encode and decode seconds per raw byte together."""
+        return self.encode_s_per_byte + self.decode_s_per_byte
+
+
 def probe_codecs(workload: Workload, keys: Iterable[CodecKey]) -> dict[CodecKey, float]:
     """Seconds per byte to compress and decompress the workload's data with each codec.
 
@@ -58,15 +73,39 @@ def probe_codecs(workload: Workload, keys: Iterable[CodecKey]) -> dict[CodecKey,
         ``(encode + decode seconds) / bytes`` per key; a codec numcodecs cannot
         build here (its trials will be not applicable) is left out.
     """
+    return {key: c.per_byte for key, c in profile_codecs(workload, keys, rounds=1).items()}
+
+
+def profile_codecs(
+    workload: Workload,
+    keys: Iterable[CodecKey],
+    *,
+    rounds: int = 3,
+    nbytes: int = PROBE_BYTES,
+) -> dict[CodecKey, CodecCost]:
+    """:class:`CodecCost` of each ``(codec, level, shuffle)`` on the workload's own data.
+
+    Parameters
+    ----------
+    workload
+        Its first planes (about ``nbytes``) are the probe's data.
+    keys
+        The distinct ``(codec, level, shuffle)``.
+    rounds
+        Each codec's fastest round counts (1: the quickest probe, for an order).
+
+    A codec numcodecs cannot build here (its trials will be not applicable) is
+    left out.
+    """
     from iotune.core.errors import NotApplicable
     from iotune.measuring.data import Field
     from iotune.model import codecs
 
     workload = _probe_workload(workload)
     plane = max(1, workload.nbytes // max(1, workload.shape[0]))
-    rows = max(1, min(workload.shape[0], PROBE_BYTES // plane))
+    rows = max(1, min(workload.shape[0], nbytes // plane))
     data = Field(workload).slab(0, rows).tobytes()
-    found: dict[CodecKey, float] = {}
+    found: dict[CodecKey, CodecCost] = {}
     for key in set(keys):
         name, level, shuffle = key
         try:
@@ -74,7 +113,7 @@ def probe_codecs(workload: Workload, keys: Iterable[CodecKey]) -> dict[CodecKey,
             pipeline = codecs.numcodecs_pipeline(codec, itemsize=workload.itemsize)
         except (NotApplicable, ValueError, ImportError):
             continue
-        found[key] = _codec_seconds(pipeline, data) / len(data)
+        found[key] = _codec_cost(pipeline, data, rounds=rounds)
     return found
 
 
@@ -96,14 +135,25 @@ def _probe_workload(workload: Workload) -> Workload:
     return dataclasses.replace(workload, shape=cropped)
 
 
-def _codec_seconds(pipeline: list[Any], data: bytes) -> float:
-    t0 = time.perf_counter()
+def _codec_cost(pipeline: list[Any], data: bytes, *, rounds: int = 3) -> CodecCost:
+    """The codec's fastest of ``rounds``: the first pays for allocations, and a busy
+    machine only ever slows a round down."""
+    encode = decode = float("inf")
     encoded: Any = data
-    for step in pipeline:
-        encoded = step.encode(encoded)
-    for step in reversed(pipeline):
-        encoded = step.decode(encoded)
-    return time.perf_counter() - t0
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        encoded = data
+        for step in pipeline:
+            encoded = step.encode(encoded)
+        t1 = time.perf_counter()
+        decoded: Any = encoded
+        for step in reversed(pipeline):
+            decoded = step.decode(decoded)
+        t2 = time.perf_counter()
+        encode, decode = min(encode, t1 - t0), min(decode, t2 - t1)
+    stored = len(memoryview(encoded).cast("B")) if pipeline else len(data)
+    size = max(1, len(data))
+    return CodecCost(encode / size, decode / size, stored / size)
 
 
 def _runs(task: TrialTask) -> int:
