@@ -189,7 +189,8 @@ class IotuneAccessor:
         return (self._ds[var] if var in self._ds.data_vars else self.metric(var)).iotune.spread()
 
     def counts(self) -> dict[str, int]:
-        """How many grid points are ``ok``, ``failed``, ``not_applicable``, ``pending``."""
+        """How many grid points are ``ok``, ``partial``, ``failed``, ``not_applicable``,
+        ``pending``."""
         values, n = np.unique(self._ds["status"].values.astype(str), return_counts=True)
         return dict(zip(values.tolist(), n.tolist(), strict=True))
 
