@@ -21,6 +21,8 @@ import yaml
 
 import iotune
 
+pytestmark = pytest.mark.slow
+
 # five trials of the memory backend, a few milliseconds each; three interleaved repeats
 MEMORY = {
     "version": 1,
@@ -98,6 +100,36 @@ def test_the_progress_of_a_resumed_run_counts_each_planned_trial_once(tmp_path: 
     counts = [(int(a), b) for a, b in re.findall(r"\| (\d+)/(\S+) trials", shown)]
     assert counts and counts[-1] == (n, str(n)), shown
     assert all(total == str(n) and done <= n for done, total in counts), counts
+
+
+SEARCH = {
+    **MEMORY,
+    "name": "partial-search",
+    "parameters": {"chunks": [[8, 32, 32], [1, 32, 32]], "codec": ["none", "zlib"], "level": 1},
+    "measure": {"repeats": 2, "cache": "warm", "fsync": False},
+    "search": {"strategy": "random", "budget": 6, "objective": "write", "seed": 3},
+}
+
+
+def test_the_progress_of_a_resumed_search_counts_to_its_budget(tmp_path: Path):
+    """Re-measurements count as the budget counts them; a resumed search ends at 6/6."""
+    spec, out = tmp_path / "s.yaml", tmp_path / "out"
+    spec.write_text(yaml.safe_dump(SEARCH))
+    seen: list[str] = []
+
+    def stop(result) -> None:
+        seen.append(result.id)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        iotune.tune(spec, out=out, progress=False, on_result=stop)
+    shown = cli("tune", spec, "-o", out, "--resume").stderr
+    counts = [(int(a), b) for a, b in re.findall(r"\| (\d+)/(\S+) trials", shown)]
+    assert counts and counts[0][0] == 3 and counts[-1] == (6, "6"), shown
+    assert all(total == "6" and done <= 6 for done, total in counts), counts
+    lines = (out / "journal.jsonl").read_text().splitlines()[1:]
+    assert len(lines) == 6  # what the bar counted: every trial the budget paid for
 
 
 # two trials of zlib 9 on random floats, a few tenths of a second a repeat: the stop lands
