@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from typing import TYPE_CHECKING
 
@@ -208,7 +209,7 @@ def _candidate_lines(role: str, cand: Candidate) -> list[str]:
 
 def _range(cand: Candidate, metric: str) -> str:
     """``[low to high]`` over the repeats; one repeat has none (``[n=1, no interval]``)."""
-    n = sum(v == v for v in cand.repeats.get(metric, []))  # NaN != NaN: not measured
+    n = sum(not math.isnan(v) for v in cand.repeats.get(metric, []))
     if n < 2 and cand.repeats:
         return f"[n={n}, no interval]"
     return f"[{format_number(cand.low[metric])} to {format_number(cand.high[metric])}]"
