@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from iotune.results.objective import Candidate
-from iotune.results.speedup import metric_name, times, vs_point
+from iotune.results.speedup import interval_text, metric_name, times, vs_point
 from iotune.results.ties import YOURS
 
 if TYPE_CHECKING:
@@ -76,8 +76,7 @@ def _against_point(
 def cost_items(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """``"read:spatial 0.549x [0.522x to 0.596x]"`` per metric, then ``"size 1.02x"``."""
     items = [
-        f"{metric_name(r['pattern'])} {times(r['speedup'])} "
-        f"[{times(r['low'])} to {times(r['high'])}]"
+        f"{metric_name(r['pattern'])} {times(r['speedup'])} {interval_text(r['low'], r['high'])}"
         for r in rows
     ]
     if rows:

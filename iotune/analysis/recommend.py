@@ -25,7 +25,7 @@ from iotune.backends import readability
 from iotune.core.errors import RecommendError
 from iotune.model.objective import Objective
 from iotune.model.readers import Readability
-from iotune.results import ties
+from iotune.results import partial, ties
 from iotune.results.accessor import plain  # and ds.iotune
 from iotune.results.batches import batches_of, loader_figures
 from iotune.results.gaps import MIN_REPEATS
@@ -110,11 +110,15 @@ class Recommendation:
     #: (:class:`iotune.model.readers.Readability`), and what ``--portable`` left out
     readers: Readability | None = None
     portable_note: str = ""
+    #: points a stopped run left short of their repeats (:mod:`iotune.results.partial`)
+    partial_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         if not self.batches:  # the JSON of sweeps without the batches pattern stays as it was
             del data["batches"]
+        if not self.partial_note:  # the JSON of complete runs stays as it was
+            del data["partial_note"]
         if not self.current:  # the JSON of sweeps without a baseline stays as it was
             del data["current"]
         if not (self.vs_baselines or self.baselines_missing):  # likewise without baselines
@@ -276,6 +280,7 @@ def recommend_with(
         batches=loader_figures(ds, winner.coords),
         readers=readability(winner.settings),
         portable_note=ranking.note,
+        partial_note=partial.note(ds),
     )
 
 

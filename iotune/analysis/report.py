@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from typing import TYPE_CHECKING
 
@@ -66,7 +67,7 @@ def render_text(rec: Recommendation) -> str:
     used = rec.repeats_used or (rec.repeats, rec.repeats)
     repeats = str(used[0]) if used[0] == used[1] else f"{used[0]}-{used[1]}"
     # the answer first (or that this noise cannot give one), then what was measured
-    lines = [x for x in (rec.undecided, rec.keep_text) if x]
+    lines = [x for x in (rec.partial_note, rec.undecided, rec.keep_text) if x]
     measured = (
         f"throughput in MiB/s, median of {repeats} repeats; {rec.candidates} configurations qualify"
     )
@@ -143,6 +144,8 @@ def render_summary(rec: Recommendation, *, width: int = WIDTH) -> list[str]:
         flag = f"--weights {objective}"
     said = rec.keep_text or f"recommended for {objective}: {rec.winner.label}"
     lines = []
+    if rec.partial_note:  # the run was stopped: the pick stands on fewer repeats than asked
+        lines += textwrap.wrap(rec.partial_note + ".", width=width, subsequent_indent="    ")
     if rec.undecided:  # said first: the pick below is the fastest, not a decided one
         lines += textwrap.wrap(rec.undecided + ".", width=width, subsequent_indent="    ")
     lines += textwrap.wrap(said, width=width, subsequent_indent="    ")
@@ -195,16 +198,21 @@ def objective_line(rec: Recommendation) -> str:
 def _candidate_lines(role: str, cand: Candidate) -> list[str]:
     lines = [f"{role + ':':<11} {cand.label}"]
     for metric, med in cand.median.items():
-        lines.append(
-            f"{'':<11} {metric:<16} {format_number(med):>8} MiB/s  "
-            f"[{format_number(cand.low[metric])} to {format_number(cand.high[metric])}]"
-        )
+        lines.append(f"{'':<11} {metric:<16} {format_number(med):>8} MiB/s  {_range(cand, metric)}")
     if len(cand.median) > 1:
         lines.append(f"{'':<11} {'score':<16} {cand.score:>8.3f} (1 = best of each metric)")
     lines.append(
         f"{'':<11} stored {format_size(cand.file_bytes, exact=False)}, ratio {cand.ratio:.2f}"
     )
     return lines
+
+
+def _range(cand: Candidate, metric: str) -> str:
+    """``[low to high]`` over the repeats; one repeat has none (``[n=1, no interval]``)."""
+    n = sum(not math.isnan(v) for v in cand.repeats.get(metric, []))
+    if n < 2 and cand.repeats:
+        return f"[n={n}, no interval]"
+    return f"[{format_number(cand.low[metric])} to {format_number(cand.high[metric])}]"
 
 
 def _rate(mib_per_s: float) -> str:

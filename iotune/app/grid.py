@@ -77,20 +77,15 @@ def _execute(
         bar = session.progress(
             len(plan.trials), schedule.trials_done(), unit="trial", enabled=progress
         )
-        credit: dict[str, float] = {}
         for batch in schedule.batches():
             work = {w.task.trial.id: w for w in batch}
             for result in executor.map([w.task for w in batch]):
                 spans.append(result)
                 done = work[result.id]
+                had = schedule.credit(done.trial_id)  # what the journal held (resumed too)
                 complete = schedule.record(done, result)
                 if bar is not None:
-                    had = credit.get(done.trial_id, 0.0)
-                    step = (
-                        1.0 - had if complete is not None else min(schedule.share(done), 0.9 - had)
-                    )
-                    credit[done.trial_id] = had + max(step, 0.0)
-                    bar.update(max(step, 0.0))
+                    bar.update(schedule.credit(done.trial_id) - had)  # a probe: 0
                     if result.status != "ok":
                         bar.write(f"trial {done.trial_id} failed: {result.error}")
                 if complete is not None and on_result is not None:

@@ -194,10 +194,15 @@ class ExecutorMeasurer:
         self.shown, self.total = 0, 0.0
 
     def _advance(self, amount: float) -> None:
-        """Move the bar by whole units as their fractions add up (cheap trials take 0.1 s)."""
+        """Move the bar by whole units as their fractions add up (cheap trials take 0.1 s).
+
+        Never past the budget: a time budget may be overrun by the trials of one batch
+        (:mod:`iotune.search.budget`), and a bar past its total loses the total (``21/?``).
+        """
         self.total += amount
-        self.bar.update(int(self.total) - self.shown)
-        self.shown = int(self.total)
+        shown = int(self.total) if not self.bar.total else min(int(self.total), self.bar.total)
+        self.bar.update(shown - self.shown)
+        self.shown = shown
 
     def measure(self, tasks: Sequence[TrialTask]) -> Iterator[TrialResult]:
         for result in self.executor.map(tasks):
@@ -271,7 +276,7 @@ def run_search(
             done = sum(r.seconds for r in journal.done.values()) if measurer.timed else 0
             unit = "s" if measurer.timed else "trial"
             total = round(search.out.budget)
-            start = int(done) if measurer.timed else len(journal.done)
+            start = min(int(done) if measurer.timed else len(journal.done), total)
             measurer.shown, measurer.total = start, float(done if measurer.timed else start)
             measurer.bar = session.progress(total, start, unit=unit, enabled=progress)
             search.run()

@@ -22,6 +22,7 @@ from iotune.core.errors import UsageError
 from iotune.measuring import measure
 from iotune.model import codecs
 from iotune.model.codecs import Codec
+from iotune.results.partial import PARTIAL
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -60,7 +61,7 @@ def sweep_measured(ds: xr.Dataset | None, layout: Layout) -> Measured:
     ratios, writes, labels = [], [], []
     first: dict[str, Any] = {}
     for row in ds.iotune.points():
-        if row.get("status") != "ok":
+        if row.get("status") not in ("ok", PARTIAL):  # partial: a stopped run's, measured
             continue
         settings = {**ds.iotune.fixed, **{k: row[k] for k in ds.iotune.swept}}
         if "backend" not in settings and len(ds.iotune.backends) == 1:

@@ -26,6 +26,7 @@ from iotune.plot._common import (
     _value_labels,
     _without_nowhere,
 )
+from iotune.results.partial import usable
 from iotune.results.summary import mib_per_read
 
 if TYPE_CHECKING:
@@ -76,7 +77,8 @@ def size_vs_throughput(
     xy = np.vstack([size, median.values.ravel()])
     ok = np.isfinite(xy).all(axis=0)
     if "status" in ds:
-        ok &= _per_point(ds["status"], median).astype(str).ravel() == "ok"
+        # partial points (a stopped run) only where none is complete, as a ranking takes them
+        ok &= usable(_per_point(ds["status"], median).astype(str).ravel())
     index, names = _grid_points(da, params)
     fig = Figure(figsize=(8.5, 5.5), layout="constrained")
     ax = fig.subplots()

@@ -40,6 +40,7 @@ from iotune.results.objective import (
     own_patterns,
     split_metric,
 )
+from iotune.results.partial import usable
 from iotune.results.stats import ALPHA, nanmedian
 
 if TYPE_CHECKING:
@@ -188,7 +189,8 @@ class IotuneAccessor:
         return (self._ds[var] if var in self._ds.data_vars else self.metric(var)).iotune.spread()
 
     def counts(self) -> dict[str, int]:
-        """How many grid points are ``ok``, ``failed``, ``not_applicable``, ``pending``."""
+        """How many grid points are ``ok``, ``partial``, ``failed``, ``not_applicable``,
+        ``pending``."""
         values, n = np.unique(self._ds["status"].values.astype(str), return_counts=True)
         return dict(zip(values.tolist(), n.tolist(), strict=True))
 
@@ -368,7 +370,7 @@ class IotuneAccessor:
         values = {m: metric(m).transpose("point", ...).values.reshape(npts, -1) for m in weights}
         ok = np.ones(npts, dtype=bool)
         if "status" in flat:
-            ok &= flat["status"].transpose("point", ...).values.astype(str) == "ok"
+            ok &= usable(flat["status"].transpose("point", ...).values.astype(str))
         if "fidelity" in flat.coords:  # cheap trials inform a search; only full size is picked
             ok &= (share := flat["fidelity"].values.astype(float)) >= np.nanmax(share)
         bounds = {m: intervals(flat, m) for m in weights}

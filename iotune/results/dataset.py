@@ -2,7 +2,8 @@
 
 One Dataset per sweep: a dimension per swept parameter, ``pattern`` for
 reads and ``repeat``.  Failed, not-applicable and pending grid points hold
-NaN with a ``status`` saying why.
+NaN with a ``status`` saying why; a point whose run was stopped before it had
+the repeats the spec asks for is ``partial`` (:func:`partial_reason`).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ _POINT_VARS: dict[str, tuple[str | None, str]] = {
     "trial_s": ("s", "the trial's wall time: writes, reads, launches and every repeat"),
     "file_bytes": ("bytes", "stored size"),
     "ratio": ("1", "compression ratio (raw/stored)"),
-    "status": (None, "ok, failed, not_applicable or pending"),
+    "status": (None, "ok, partial (fewer repeats than asked), failed, not_applicable or pending"),
     "error": (None, "why a point failed or does not apply, or what it did not measure"),
     "trial_id": (None, "stable id of the trial that measured the point"),
     "effective": (None, "effective parameters of the trial (JSON)"),
@@ -225,13 +226,16 @@ def _fill(
     arrays["status"][index], arrays["error"][index] = result.status, result.error
     if result.status != "ok":
         return
+    short = partial_reason(result, measure)
+    if short:
+        arrays["status"][index], arrays["error"][index] = "partial", short
     n = len(result.write)
     for name, (key, *_rest) in (_WRITE_VARS | _PER_PROCESS_VARS).items():
         if name.startswith("write"):
             # one process alone is its own per-process figure
             arrays[name][(*index, slice(0, n))] = [w.get(key, w["MiBps"]) for w in result.write]
     unread = [pattern for pattern in patterns if not result.reads.get(pattern)]
-    if unread:  # launched ranks read back only what they wrote, as "full"
+    if unread and not short:  # launched ranks read back only what they wrote, as "full"
         arrays["error"][index] = (
             f"read patterns not measured: {', '.join(unread)} "
             "(MPI ranks read back what they wrote: the full pattern)"
@@ -254,6 +258,25 @@ def _fill(
         arrays[name][index] = result.stored.get(name, np.nan)
     arrays["ratio"][index] = result.raw_bytes / (result.file_bytes or np.nan)
     _fill_intervals(arrays, index, result, patterns, measure)
+
+
+def partial_reason(result: TrialResult, measure: MeasureSpec) -> str:
+    """``"1 of 3 repeats (the run was stopped)"`` for a trial stopped short of its
+    repeats, else ``""``.
+
+    Only a stopped run leaves a trial short (``stop`` ``interrupted``); a search's
+    ``stopped_early`` trial ends short on purpose and is complete.
+    """
+    if result.stop != "interrupted":
+        return ""
+    from iotune.measuring.precision import MIN_AUTO_REPEATS
+
+    done = len(result.write)
+    asked = MIN_AUTO_REPEATS if measure.adaptive else measure.repeats
+    if done >= asked:
+        return ""
+    least = "at least " if measure.adaptive else ""
+    return f"{done} of {least}{asked} repeats (the run was stopped)"
 
 
 def _fill_intervals(

@@ -7,7 +7,8 @@ other trial too, so their spread is the smallest difference between two
 configurations this run could see.  The floor of a metric is the relative
 width of the 95 % interval of the probes' median (order statistics, as for
 every trial); below six probes, where no such interval exists, it is their
-range over the median.
+range over the median.  Two probes are one difference, which may well be 0 %:
+a floor needs :data:`MIN_PROBES` (a run stopped early has none).
 """
 
 from __future__ import annotations
@@ -32,10 +33,15 @@ METHOD = (
 )
 
 
+#: the fewest probes a floor is measured from
+MIN_PROBES = 3
+
+
 def floor(values: list[float]) -> float:
-    """The relative width of the probes' interval (their range below 6); NaN below 2."""
+    """The relative width of the probes' interval (their range below 6); NaN below
+    :data:`MIN_PROBES`."""
     data = [v for v in values if not math.isnan(v)]
-    if len(data) < 2:
+    if len(data) < MIN_PROBES:
         return math.nan
     low, high = precision.median_interval(data) or (min(data), max(data))
     middle = statistics.median(data)

@@ -36,7 +36,9 @@ def ratio_interval(best: Any, base: Any, *, seed: int = SEED) -> tuple[float, fl
     Returns
     -------
     ratio, low, high
-        NaN when either side has no repeat.
+        NaN when either side has no repeat; ``low`` and ``high`` NaN when either has
+        one (a single repeat resamples to itself: an interval of width 0 that says
+        nothing, :func:`interval_text` says ``n=1, no interval``).
     """
     x = np.asarray(best, dtype=float)
     y = np.asarray(base, dtype=float)
@@ -44,6 +46,8 @@ def ratio_interval(best: Any, base: Any, *, seed: int = SEED) -> tuple[float, fl
     if not x.size or not y.size or np.median(y) <= 0:
         return math.nan, math.nan, math.nan
     ratio = float(np.median(x) / np.median(y))
+    if min(x.size, y.size) < 2:
+        return ratio, math.nan, math.nan
     rng = np.random.default_rng(seed)
     xs = np.median(rng.choice(x, size=(RESAMPLES, x.size)), axis=1)
     ys = np.median(rng.choice(y, size=(RESAMPLES, y.size)), axis=1)
@@ -213,11 +217,18 @@ def speedup_text(
             beaten = f"  the baseline {verb} faster" if r["high"] < 1 else ""
             lines.append(
                 f"    {metric_name(r['pattern']):<19} {times(r['speedup']):>8}  "
-                f"[{times(r['low'])} to {times(r['high'])}]  size {times(r['size_ratio'])}"
+                f"{interval_text(r['low'], r['high'])}  size {times(r['size_ratio'])}"
                 f"{beaten}"
             )
     lines += [f"  not measured: {line}" for line in missing]
     return lines
+
+
+def interval_text(low: float, high: float) -> str:
+    """``[1.1x to 1.3x]``; ``[n=1, no interval]`` where a side had one repeat (NaN bounds)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "[n=1, no interval]"
+    return f"[{times(low)} to {times(high)}]"
 
 
 def times(value: float) -> str:

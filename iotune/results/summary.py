@@ -149,7 +149,9 @@ def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
         cells += [format_number(point[m]) for m in metrics]
         cells.append(format_number(point.get("ratio", np.nan), digits=2))
         status, error = point.get("status", ""), str(point.get("error", "") or "")
-        if status != "ok" and error:
+        if status == "partial":  # short enough to say in the row: "1 of 3 repeats"
+            status = f"partial ({error.split(' (')[0]})"
+        elif status != "ok" and error:
             number = reasons.setdefault(error, len(reasons) + 1)
             status = f"{status} ({number})"
         cells.append(status)

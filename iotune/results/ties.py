@@ -30,7 +30,7 @@ from iotune.model.objective import MAX_TIE_LOSS, Objective
 from iotune.results.gaps import MIN_REPEATS, Gap, between, quantity
 from iotune.results.labels import plain
 from iotune.results.objective import Candidate, Ranking, compare
-from iotune.results.speedup import ratio_interval
+from iotune.results.speedup import interval_text, ratio_interval
 from iotune.results.stats import Separation
 
 if TYPE_CHECKING:
@@ -258,7 +258,7 @@ class Keep:
         return (
             f"keep your settings ({self.baseline}): the best measured, {winner}, is not "
             f"better beyond noise on {objective} ({self.speedup:.3g}x "
-            f"[{self.low:.3g}x to {self.high:.3g}x])"
+            f"{interval_text(self.low, self.high)})"
         )
 
 

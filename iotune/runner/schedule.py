@@ -158,17 +158,18 @@ class Schedule:
 
     def trials_done(self) -> float:
         """Trials already recorded, a started interleaved one counted by its share of repeats."""
-        done = sum(1 for t in self.whole + self.interleaved if t.id in self.journal.done)
-        started = sum(
-            min(len(self.journal.parts.get(t.id, {})) / self.per_trial, 0.9)
-            for t in self.interleaved
-            if t.id not in self.journal.done
-        )
-        return done + started
+        return sum(self.credit(t.id) for t in self.whole + self.interleaved)
 
-    def share(self, work: Work) -> float:
-        """The part of a trial one finished task of ``work`` stands for (probes: none)."""
-        return {"whole": 1.0, "part": 1.0 / self.per_trial}.get(work.kind, 0.0)
+    def credit(self, trial_id: str) -> float:
+        """How much of a trial the journal holds: 1 once complete, else its share of the
+        repeats it is expected to take (at most 0.9: an adaptive one may need more).
+
+        A progress bar moves by the change of this, so a run resumed after some repeats
+        counts each trial once (never past the plan's trials).
+        """
+        if trial_id in self.journal.done:
+            return 1.0
+        return min(len(self.journal.parts.get(trial_id, {})) / self.per_trial, 0.9)
 
     def _issued(self) -> int:
         whole = sum(1 for t in self.whole if t.id in self.journal.done)

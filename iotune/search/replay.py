@@ -25,6 +25,7 @@ from iotune.core.errors import ResultsError
 from iotune.measuring.precision import hopeless
 from iotune.model.records import TrialResult, TrialTask
 from iotune.results.lossy import ERRORS
+from iotune.results.partial import PARTIAL
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -80,7 +81,8 @@ class ReplayMeasurer:
         status = str(self.arrays["status"][i])
         writes = self.arrays["write_MiBps"][i]
         good = np.flatnonzero(np.isfinite(writes))
-        if status != "ok" or not good.size:  # a failure costs time too
+        # a partial point (its run was stopped) replays from the repeats it has
+        if status not in ("ok", PARTIAL) or not good.size:  # a failure costs time too
             failed = TrialResult(trial.id, "failed", str(self.arrays["error"][i]) or status)
             failed.busy_s = self._cost(i)
             return failed

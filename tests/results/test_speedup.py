@@ -7,10 +7,18 @@ import math
 import numpy as np
 import pytest
 
-from iotune.results.speedup import ratio_interval
+from iotune.results.speedup import interval_text, ratio_interval
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_one_repeat_gives_the_ratio_and_no_interval() -> None:
+    """One repeat resamples to itself: ``[x to x]`` would claim a certainty it lacks."""
+    ratio, low, high = ratio_interval([100.0], [10.0, 11.0, 9.0])
+    assert ratio == pytest.approx(10.0) and math.isnan(low) and math.isnan(high)
+    assert interval_text(low, high) == "[n=1, no interval]"
+    assert interval_text(0.9, 1.2) == "[0.9x to 1.2x]"
+
+
+@pytest.mark.parametrize("n", [2, 3, 7])
 def test_the_interval_holds_the_ratio_of_medians(n: int) -> None:
     rng = np.random.default_rng(n)
     best, base = rng.uniform(90, 110, n), rng.uniform(9, 11, n)
