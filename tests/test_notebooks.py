@@ -220,7 +220,7 @@ def test_cli_runs_a_batch_job_into_one_folder(tmp_path: Path, capsys) -> None:
     assert lines[0].startswith(("recommended for read:timeseries: ", "keep your settings (library"))
     said = " ".join(x.strip() for x in lines)  # wrapped at 100 characters
     assert lines[0] == "recommended for read:timeseries: chunks=8x16x16 codec=none" or (
-        "the best measured, chunks=8x16x16 codec=none, is not better beyond noise" in said
+        "the pick (chunks=8x16x16 codec=none) is not better beyond noise" in said
     )
     against = next(i for i, x in enumerate(lines) if x.startswith("  against library (chunks="))
     assert "95% intervals: write " in lines[against] and " size " in said
