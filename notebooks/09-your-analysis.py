@@ -115,6 +115,8 @@ source
 # %%
 import runpy
 
+from iotune.core.units import format_number
+
 module = f'''"""My analysis: the mean annual cycle of {variable} over a box."""
 
 BOX = {{dim: slice(*bounds) for dim, bounds in {box!r}.items()}}
@@ -127,8 +129,6 @@ def monthly_mean(ds):
 '''
 (folder / "myanalysis.py").write_text(module)
 print(module)
-
-from iotune.core.units import format_number
 
 # your function on your file, in this kernel: the answer every layout must reproduce
 monthly_mean = runpy.run_path(str(folder / "myanalysis.py"))["monthly_mean"]
