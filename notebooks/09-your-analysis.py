@@ -134,8 +134,8 @@ print(module)
 monthly_mean = runpy.run_path(str(folder / "myanalysis.py"))["monthly_mean"]
 answer = monthly_mean(source).to_series()
 source.close()  # the sweep reads the file in its own processes
-# three significant digits whatever the units: 1.23e-05 kg m-2 s-1 is not shown as 0.0
-answer.map(format_number).to_frame(variable)
+# four significant digits whatever the units: 1.234e-05 kg m-2 s-1 is not shown as 0.0
+answer.map(lambda v: format_number(v, significant=4)).to_frame(variable)
 
 # %% [markdown]
 # ## The sweep

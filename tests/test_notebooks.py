@@ -360,13 +360,15 @@ def test_your_analysis_notebook_tunes_your_file_for_your_function(tmp_path: Path
     with xr.open_dataset(tmp_path / "mine.nc") as mine:
         means = monthly_mean(mine).values
     np.testing.assert_allclose(means, expected, rtol=1e-5)
-    # the notebook's answer table: three significant digits, not 0.0
+    # the notebook's answer table: four significant digits, not 0.0
     (table,) = [
         o["data"]["text/plain"]
         for c in executed.cells
-        if "answer.map(format_number)" in c.source
+        if "answer.map(" in c.source
         for o in c.get("outputs", [])
         if "text/plain" in o.get("data", {})
     ]
     shown = dict(line.split() for line in table.splitlines()[2:])
-    assert shown == {"1": format_number(means[0]), "2": format_number(means[1])}, table
+    assert shown == {
+        str(m): format_number(v, significant=4) for m, v in zip((1, 2), means, strict=True)
+    }, table
