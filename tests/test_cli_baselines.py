@@ -80,7 +80,7 @@ def test_recommend_json_gives_speedups_with_intervals(sweep) -> None:
         assert all(math.isfinite(row[k]) and row[k] > 0 for k in set(row) - {"baseline", "pattern"})
         assert row["low"] <= row["speedup"] <= row["high"]
     text = iotune("recommend", "out", cwd=tmp)
-    assert "speedup of the winner over the baselines" in text.stdout
+    assert "speedup of the winner (chunks=" in text.stdout
     assert "library (chunks=" in text.stdout
     # no grid point at the defaults: said once, pointing at the baselines, not "no baseline"
     assert "no default point in the grid: the speedups are over the baselines below" in text.stdout

@@ -112,7 +112,7 @@ def render_text(rec: Recommendation) -> str:
         rec.vs_baselines,
         layouts=rec.baseline_layouts,
         missing=rec.baselines_missing,
-        what="the winner",
+        what=f"the winner ({rec.winner.label})",
     )
     if rec.importance_text:
         lines.append(rec.importance_text)
@@ -234,8 +234,20 @@ def _verdict(rec: Recommendation) -> list[str]:
         now, best = f"score {base.score:.3f}", f"score {win.score:.3f}"
         factor = rec.speedup.get("score", float("nan"))
     if base.coords == win.coords:
-        return [f"your current settings: {now}; they are the best measured: nothing to gain"]
+        return [f"your current settings: {now}; they are the best measured{_gain(rec)}"]
     return [f"your current settings: {now}; recommended: {best}, {factor:.1f}x ({win.label})"]
+
+
+def _gain(rec: Recommendation) -> str:
+    """What a pick that is the grid's baseline point gains: nothing over that point, but
+    the named baselines (your file, the library's default) may be slower: said below."""
+    names = list(dict.fromkeys(str(r["baseline"]) for r in rec.vs_baselines))
+    if not names:
+        return ": nothing to gain"
+    return (
+        f": no gain over this point; its speedups over the named baselines "
+        f"({', '.join(names)}) follow below"
+    )
 
 
 def _baseline_lines(rec: Recommendation) -> list[str]:
@@ -252,7 +264,7 @@ def _baseline_lines(rec: Recommendation) -> list[str]:
             shown = _candidate_lines("current", base)
         return [*shown, f"  {rec.baseline_note}", *head]
     if base.coords == rec.winner.coords:
-        return [f"{rec.baseline_note}", "  the winner is the baseline itself: nothing to gain"]
+        return [f"{rec.baseline_note}", f"  the winner is this baseline point itself{_gain(rec)}"]
     if rec.runner_up is not None and base.coords == rec.runner_up.coords:
         lines = [f"{'baseline:':<11} the runner-up ({base.label}), figures above"]
     else:  # printed once: the runner-up's figures are the baseline's when they are one point

@@ -309,12 +309,19 @@ def figures(
 
 
 def compare(
-    winner: Candidate, runner: Candidate, weights: Mapping[str, float], alpha: float = ALPHA
+    winner: Candidate,
+    runner: Candidate,
+    weights: Mapping[str, float],
+    alpha: float = ALPHA,
+    *,
+    why: str = "",
 ) -> Separation:
     """Whether ``winner`` beats ``runner`` beyond noise, by a rank test over their repeats.
 
     One metric: its repeats (MiB/s).  Several: the per-repeat combined scores, or,
     where the candidates have none, the repeats of the metric with the largest weight.
+    ``why``: how the winner was picked, said if the runner-up has the better median
+    (default: by the objective's score, when that is not the quantity tested).
     """
     quantity = (
         "score"
@@ -330,9 +337,13 @@ def compare(
         for m in weights
         if m in winner.ci and m in runner.ci
     }
+    if not why:  # a score of medians can rank apart from the medians of what is tested
+        shown = ", ".join(f"{m}={w:g}" for m, w in weights.items())
+        why = f"by its score on the objective ({shown}: weighted geometric mean of the medians)"
     return separate(
         x,
         y,
+        why=why,
         runner_up=runner.label,
         quantity=quantity,
         unit=unit,

@@ -151,6 +151,13 @@ def _one(point: xr.Dataset, name: str) -> float:
     return float(values[0]) if values.size == 1 else math.nan
 
 
+def fastest_labels(ds: xr.Dataset, chosen: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Per pattern of :func:`each_best`, ``the fastest on read:<pattern> (<its label>)``."""
+    from iotune.results.labels import label
+
+    return {p: f"the fastest on {metric_name(p)} ({label(c)})" for p, c in chosen.items()}
+
+
 def each_best(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
     """Per read pattern, the coordinates of its best configuration (none for a failed pattern)."""
     from iotune.core.errors import RecommendError
@@ -197,11 +204,19 @@ def _backend(ds: xr.Dataset, coords: Mapping[str, Any]) -> str:
 
 
 def speedup_text(
-    rows: list[dict[str, Any]], *, layouts: Mapping[str, str], missing: list[str], what: str
+    rows: list[dict[str, Any]],
+    *,
+    layouts: Mapping[str, str],
+    missing: list[str],
+    what: str,
+    configs: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Lines for a terminal: per baseline (and its layout), the speedup per pattern.
 
-    ``what`` names the configuration compared ("the winner", "each pattern's best").
+    ``what`` names the configuration compared ("the pick (chunks=...)", "each pattern's
+    best").  ``configs``: per pattern, the label of the configuration of its row when
+    they differ ("the fastest on read:timeseries (chunks=...)"), so that no row can be
+    read as another configuration's; said at the end of the row.
     """
     if not rows and not missing:
         return []
@@ -215,10 +230,12 @@ def speedup_text(
             # the baseline's layout is not among the grid's, so it can win
             verb = "writes" if r["pattern"] == WRITE else "reads"
             beaten = f"  the baseline {verb} faster" if r["high"] < 1 else ""
+            who = (configs or {}).get(r["pattern"])
+            which = f"  {who}" if who else ""
             lines.append(
                 f"    {metric_name(r['pattern']):<19} {times(r['speedup']):>8}  "
                 f"{interval_text(r['low'], r['high'])}  size {times(r['size_ratio'])}"
-                f"{beaten}"
+                f"{beaten}{which}"
             )
     lines += [f"  not measured: {line}" for line in missing]
     return lines
@@ -232,10 +249,11 @@ def interval_text(low: float, high: float) -> str:
 
 
 def times(value: float) -> str:
-    """A speedup or size ratio as ``1.23x`` (three significant digits; ``?`` when unknown)."""
+    """A speedup or size ratio as ``1.23x`` (three significant digits, ``1234x`` whole,
+    never in exponent notation; ``?`` when unknown)."""
     if not math.isfinite(value):
         return "?"
-    return f"{value:.3g}x"
+    return f"{value:.0f}x" if abs(value) >= 1000 else f"{value:.3g}x"
 
 
 def metric_name(pattern: str) -> str:

@@ -224,6 +224,14 @@ class Separation:
         Per metric whose confidence intervals of the median (``<variable>_ci_low``,
         ``_ci_high``) both have: whether they overlap.  Reported only; the verdict
         is the rank test's.
+    larger
+        Whether larger values of ``quantity`` are better (``False`` for seconds, bytes).
+    reverse_p_value
+        The one-sided p-value the other way round: the runner-up better than the
+        winner (``None`` without a repeat on each side).
+    why
+        How the winner was picked when not by this median ("as the 40% smaller
+        file ..."); said only when the runner-up has the better median.
     """
 
     runner_up: str
@@ -237,10 +245,28 @@ class Separation:
     shift: float | None = None
     difference: float | None = None
     intervals_overlap: dict[str, bool] = field(default_factory=dict)
+    larger: bool = True
+    reverse_p_value: float | None = None
+    why: str = ""
+
+    @property
+    def runner_up_ahead(self) -> bool:
+        """Whether the runner-up's median is the better one (the winner won by another rule)."""
+        d = self.difference
+        if d is None or not math.isfinite(d) or d == 0:
+            return False
+        return (d > 0) == self.larger
 
     @property
     def text(self) -> str:
-        """The verdict in one line, as ``iotune recommend`` and the explorer show it."""
+        """The verdict in one line, as ``iotune recommend`` and the explorer show it.
+
+        Never calls the runner-up faster than a winner said to beat it: when the
+        runner-up has the better median, the line says so, tests that direction, and
+        says why the winner was picked (:attr:`why`).
+        """
+        if self.runner_up_ahead:
+            return self._ahead_text()
         n, m = self.repeats
         who = f"the runner-up ({self.runner_up}{self._how()})"
         ci = self._intervals()
@@ -254,6 +280,23 @@ class Separation:
         if self.beats:
             return f"the winner beats {who} beyond noise: {test}{ci}"
         return f"the winner is not separable from {who}: {test}{ci}; {MORE_REPEATS}"
+
+    def _ahead_text(self) -> str:
+        """The runner-up has the better median: that, the test that way, and why not it."""
+        n, m = self.repeats
+        how = self._how().removeprefix(", ")
+        head = f"the runner-up ({self.runner_up}) has the better median, {how}"
+        why = self.why or f"by another rule than the median of {self.quantity}"
+        tail = f"; the winner was picked {why}"
+        ci = self._intervals()
+        p = self.reverse_p_value
+        if self.beats is None or p is None:
+            return f"{head}; too few repeats to tell them apart ({n} and {m}){ci}{tail}"
+        test = f"one-sided Mann-Whitney p = {p:.2g} over {n} and {m} repeats"
+        test += "" if self.exact else " (normal approximation)"
+        if p <= self.alpha * (1 + 1e-9):
+            return f"{head}, beyond noise: {test}{ci}{tail}"
+        return f"{head}, within noise: {test}{ci}{tail}"
 
     def _how(self) -> str:
         d = self.difference
@@ -294,6 +337,7 @@ def separate(
     larger: bool = True,
     alpha: float = ALPHA,
     intervals_overlap: Mapping[str, bool] | None = None,
+    why: str = "",
 ) -> Separation:
     """The :class:`Separation` of repeats ``x`` (the winner) from ``y`` (the runner-up).
 
@@ -309,10 +353,13 @@ def separate(
         Significance level.
     intervals_overlap
         Whether the confidence intervals overlap, per metric, to report alongside.
+    why
+        How the winner was picked, said when the runner-up has the better median.
     """
     check_alpha(alpha)
     n, m = (int(np.count_nonzero(~np.isnan(np.asarray(v, dtype=float)))) for v in (x, y))
     test = rank_test(x, y, larger=larger) if n and m else None
+    back = rank_test(y, x, larger=larger) if n and m else None
     if test is None or min_p_value(n, m) > alpha:
         beats = None
     else:
@@ -329,4 +376,7 @@ def separate(
         shift=None if test is None else test.shift,
         difference=None if test is None or math.isnan(test.relative) else test.relative,
         intervals_overlap=dict(intervals_overlap or {}),
+        larger=larger,
+        reverse_p_value=None if back is None else back.p_value,
+        why=why,
     )

@@ -154,8 +154,10 @@ def stable_pick(
     runner = next((c for c in kept if c is not winner), None)
     if winner is leader or runner is None:
         sep = ranking.separation
-    else:  # the leader gave way: test the pick against its own runner-up
-        sep = compare(winner, runner, weights, ranking.alpha)
+    else:  # the leader gave way: test the pick against its own runner-up (the leader)
+        smaller = 1 - winner.file_bytes / leader.file_bytes
+        why = f"for its {smaller:.0%} smaller stored file, within {loss:.0%} of the fastest (tied)"
+        sep = compare(winner, runner, weights, ranking.alpha, why=why)
     floor = noise if any(g.within_floor and not g.in_interval for _c, g in group) else None
     return Pick(
         winner,
@@ -249,6 +251,8 @@ class Keep:
     speedup: float
     low: float
     high: float
+    #: what the speedup is over, by name: ``your settings``, ``source``, ``library``
+    name: str = "your settings"
 
     def text(self, winner: str, objective: str) -> str:
         if self.baseline.endswith(f": {winner}") or self.baseline == winner:
@@ -256,9 +260,9 @@ class Keep:
                 f"keep your settings ({self.baseline}): they are the best measured on {objective}"
             )
         return (
-            f"keep your settings ({self.baseline}): the best measured, {winner}, is not "
+            f"keep your settings ({self.baseline}): the pick ({winner}) is not "
             f"better beyond noise on {objective} ({self.speedup:.3g}x "
-            f"{interval_text(self.low, self.high)})"
+            f"{interval_text(self.low, self.high)} over {self.name})"
         )
 
 
@@ -317,4 +321,4 @@ def keep_named(
     if not (low <= 1.0 <= high) and not within_noise:
         return None
     shown = f"{name}: {layouts[name]}" if name in layouts else name
-    return Keep(shown, speedup, low, high)
+    return Keep(shown, speedup, low, high, name)

@@ -185,11 +185,13 @@ def baselines_lines(ds: xr.Dataset) -> list[str]:
 
     if not has_baselines(ds):
         return []
+    chosen = speedup.each_best(ds)
     return speedup.speedup_text(
-        speedup.vs_baselines(ds, speedup.each_best(ds)),
+        speedup.vs_baselines(ds, chosen),
         layouts=speedup.layouts(ds),
         missing=speedup.not_measured(ds),
         what="each pattern's best",
+        configs=speedup.fastest_labels(ds, chosen),
     )
 
 

@@ -282,6 +282,7 @@ class Explorer:
             larger=units not in LOWER_IS_BETTER,
             alpha=alpha,
             intervals_overlap=self._intervals_overlap(where),
+            why=f"by the {self.stat.value} of its repeats, as this table ranks",
         )
 
     def _intervals_overlap(self, where: list[dict[str, Any]]) -> dict[str, bool]:

@@ -69,9 +69,9 @@ def test_show_says_keep_your_settings_first_with_what_was_measured(
 ) -> None:
     path = save(within_noise_of_yours(crafted_results), tmp_path / "results.nc")
     assert after_table(run_cli(capsys, "show", path)) == [
-        "keep your settings (chunks=8x16x16 codec=none): the best measured, chunks=8x16x16 "
-        "codec=zlib, is not",
-        "    better beyond noise on read:timeseries (1.02x [0.923x to 1.13x])",
+        "keep your settings (chunks=8x16x16 codec=none): the pick (chunks=8x16x16 codec=zlib) is "
+        "not better",
+        "    beyond noise on read:timeseries (1.02x [0.923x to 1.13x] over your settings)",
         *TIE,
         FASTEST,
         "  against your settings (chunks=8x16x16 codec=none), 95% intervals: write 0.5x "

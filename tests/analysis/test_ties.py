@@ -50,8 +50,8 @@ def test_within_noise_of_your_settings_says_keep_them_first(crafted_results) -> 
     rec = recommend(ds, objective="read:timeseries")
     first = render_text(rec).splitlines()[0]
     assert first.startswith(
-        "keep your settings (chunks=8x16x16 codec=none): the best measured, "
-        "chunks=8x16x16 codec=zlib, is not better beyond noise on read:timeseries (1.02x ["
+        "keep your settings (chunks=8x16x16 codec=none): the pick "
+        "(chunks=8x16x16 codec=zlib) is not better beyond noise on read:timeseries (1.02x ["
     )
     assert rec.keep["speedup"] == pytest.approx(10.0 / 9.8)
 

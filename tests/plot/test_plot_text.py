@@ -161,3 +161,54 @@ def test_text_fits_in_figures_of_many_panels_too(product_results) -> None:
     ds.attrs["name"] = NAME
     for name, fig in all_figures(ds).items():
         assert texts_outside(fig) == [], name
+
+
+def _overlapping(texts: list, renderer) -> list[tuple[str, str]]:
+    """Pairs of drawn, non-empty texts whose window extents overlap."""
+    shown = [t for t in texts if t.get_visible() and t.get_text().strip()]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in shown]
+    return [
+        (a, b)
+        for i, (a, box) in enumerate(boxes)
+        for b, other in boxes[i + 1 :]
+        if box.overlaps(other)
+    ]
+
+
+@pytest.mark.parametrize("slower", [1.0, 1e-3], ids=["as measured", "a 1000x slower baseline"])
+def test_vs_baselines_labels_every_bar_and_no_tick_labels_collide(
+    results: xr.Dataset, slower: float
+) -> None:
+    """Each bar says its speedup, its baseline and its configuration; the log axis reads."""
+    from iotune.plot.baselines import vs_baselines
+    from iotune.results import speedup
+    from iotune.results.labels import label
+
+    ds = results.assign(baseline_read_MiBps=results["baseline_read_MiBps"] * slower)
+    fig = vs_baselines(ds)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    (ax,) = fig.axes
+    chosen = speedup.each_best(ds)
+    rows = speedup.vs_baselines(ds, chosen)
+    bars = [t for t in ax.texts if t.get_gid() == "bar-label"]
+    assert sorted(t.get_text() for t in bars) == sorted(speedup.times(r["speedup"]) for r in rows)
+    assert _overlapping(bars, renderer) == []
+    layouts = speedup.layouts(ds)
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        f"{name}\n{layouts[name]}" for name in dict.fromkeys(r["baseline"] for r in rows)
+    ]
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        f"read:{p}: {label(coords)}" for p, coords in chosen.items()
+    ]
+    low, high = ax.get_ylim()
+    ticks = [
+        t
+        for t in [*ax.yaxis.get_ticklabels(), *ax.yaxis.get_ticklabels(minor=True)]
+        if low <= t.get_position()[1] <= high and t.get_text()
+    ]
+    assert len(ticks) >= 2 and all(t.get_text().endswith("x") for t in ticks)
+    assert _overlapping(ticks, renderer) == []
+    assert _overlapping(ax.get_xticklabels(), renderer) == []

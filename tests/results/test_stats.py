@@ -209,3 +209,30 @@ def test_seconds_scores_and_intervals_in_the_text() -> None:
 def test_bad_alpha(alpha: object) -> None:
     with pytest.raises(RecommendError, match=r"alpha: .*; allowed: a significance level from 0"):
         verdict([1.0], [2.0], alpha=alpha)
+
+
+@pytest.mark.parametrize(
+    ("unit", "larger", "winner", "runner", "how"),
+    [
+        ("MiB/s", True, [1.0, 2.0, 3.0], [10.0, 11.0, 12.0], "450.0% faster"),
+        ("s", False, [10.0, 11.0, 12.0], [1.0, 2.0, 3.0], "81.8% faster"),
+    ],
+)
+def test_a_runner_up_with_the_better_median_is_never_said_to_be_beaten(
+    unit: str, larger: bool, winner: list[float], runner: list[float], how: str
+) -> None:
+    """A winner picked by another rule: the line tests the other way and says the rule."""
+    sep = separate(
+        winner, runner, runner_up="b", quantity="m", unit=unit, larger=larger, why="for its size"
+    )
+    assert sep.runner_up_ahead and sep.beats is False
+    assert sep.text == (
+        f"the runner-up (b) has the better median, {how}, beyond noise: one-sided "
+        "Mann-Whitney p = 0.05 over 3 and 3 repeats; the winner was picked for its size"
+    )
+    few = separate(winner[:2], runner[:2], runner_up="b", quantity="m", unit=unit, larger=larger)
+    assert few.text.startswith("the runner-up (b) has the better median, ")
+    assert few.text.endswith(
+        "faster; too few repeats to tell them apart (2 and 2); the winner was picked by "
+        "another rule than the median of m"
+    )
