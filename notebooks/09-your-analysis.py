@@ -45,7 +45,7 @@ box = {"lat": [20, 40], "lon": [0, 40]}  # the climatology's box, in your coordi
 chunks = [[365, 15, 30], [30, 45, 90], [5, 45, 90]]  # stored chunk shapes swept
 backends = ["netcdf4", "zarr"]  # the formats swept
 codecs = ["none", "zlib"]  # stored uncompressed and compressed (zlib level 1: fast)
-dask_chunks = ["storage", "auto"]  # the chunks the analysis opens the file with, in xarray
+dask_chunks = ["storage"]  # how xarray opens the file for your function (add "auto")
 workers = [0, 2]  # the loader's worker processes (0: in the training process)
 batch = 16  # samples (maps) per batch
 repeats = 2  # measurements per configuration; the speedups' intervals need 2 or more
@@ -141,7 +141,8 @@ answer.map(lambda v: format_number(v, significant=4)).to_frame(variable)
 # ## The sweep
 #
 # One spec: the file as the workload (`field: file`), the stored chunk shapes, codecs and formats,
-# `dask_chunks` (`storage`: one dask chunk per stored chunk; `auto`: dask's guess), the
+# `dask_chunks` (`storage`: one dask chunk per stored chunk; the `dask-auto` baseline is
+# dask's guess, and `"auto"` in the list sweeps it at every layout), the
 # loader's `workers`, three read patterns (your function, the training `batches` of
 # random maps, and the time series at a few points for contrast) and three `baselines`.
 
