@@ -45,7 +45,7 @@ def units(ds: xr.Dataset, metrics: Any) -> dict[str, str]:
     return {m: unit(ds, m) for m in metrics}
 
 
-def extras(ds: xr.Dataset, point: xr.Dataset, metrics: Any) -> dict[str, dict[str, float]]:
+def extras(ds: xr.Dataset, point: xr.Dataset, metrics: Any) -> dict[str, Any]:
     """A :class:`~iotune.results.objective.Candidate`'s ``units`` and ``from_storage``.
 
     ``from_storage``: the median MiB/s of each calls/s metric at ``point`` (what came

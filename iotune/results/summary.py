@@ -81,8 +81,11 @@ def mib_per_read(ds: xr.Dataset, metric: str) -> tuple[str, float] | None:
     (a built-in pattern counts the raw bytes of its selection; a user's call may count
     what came from storage, which the layout changes); ``None`` otherwise.  Then a
     throughput ``y`` in MiB/s is a time of ``MiB / y`` seconds (figures label their
-    axes so).
+    axes so).  A pattern ranked by calls a second (:mod:`iotune.results.percall`) gives
+    ``("call", 1.0)``: ``y`` calls/s is ``1 / y`` seconds a call.
     """
+    if percall.per_call(ds, metric):
+        return "call", 1.0
     pattern = metric.removeprefix("read:")
     if "read_bytes" not in ds or "pattern" not in ds.dims or pattern not in ds["pattern"]:
         return None
