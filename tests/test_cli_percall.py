@@ -122,3 +122,5 @@ def test_show_and_run_say_seconds_a_call(swept: dict) -> None:
     seconds, _ = medians(swept["folder"])
     assert row["seconds_per_call"]["median"] == pytest.approx(min(seconds.values()), rel=1e-6)
     assert row["seconds_per_call"]["low"] <= row["seconds_per_call"]["high"]
+    assert found["units"] == {"write": "MiB/s", OBJECTIVE: "calls/s"}
+    assert found["recommended"]["seconds_per_call"]["metric"] == OBJECTIVE

@@ -148,8 +148,8 @@ def pick_dict(ds: xr.Dataset) -> dict[str, Any]:
         return {}
     found = rec.to_dict()
     keys: tuple[str, ...] = ("weights", "objective_default", "keep", "keep_text", "tie_note")
-    keys += ("cost_against", "cost", "readers")
-    return {"winner": rec.winner.label, **{k: found[k] for k in keys}}
+    keys += ("cost_against", "cost", "readers", "seconds_per_call")
+    return {"winner": rec.winner.label, **{k: found[k] for k in keys if k in found}}
 
 
 def pick(ds: xr.Dataset) -> Recommendation | None:
