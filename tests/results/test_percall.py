@@ -53,3 +53,22 @@ def test_the_time_a_call_reads_as_a_person_says_it() -> None:
         "163 ms a call [150 ms to 170 ms]"
     )
     assert percall.said({"median": 0.0565, "low": np.nan, "high": np.nan}) == "56.5 ms a call"
+
+
+def test_against_a_named_baseline_the_users_code_compares_times_a_call(fake_results) -> None:
+    """A baseline with ten times the MiB/s but twice the time a call: the pick is 2x."""
+    from iotune.results.speedup import vs_baselines
+
+    ds = fake_results().copy(deep=True)
+    ds.attrs["provenance_user_patterns"] = json.dumps([{"name": "spatial", "call": "m:f"}])
+    ds["baseline_status"].loc[{"baseline": "library"}] = "ok"
+    ds["baseline_file_bytes"].loc[{"baseline": "library"}] = 1.0
+    ds["read_s"][:] = 0.02
+    ds["baseline_read_s"][:] = 0.04  # twice as long a call
+    ds["baseline_read_MiBps"][:] = ds["read_MiBps"].max() * 10  # ten times the bytes a second
+    coords = {d: ds[d].values[0].item() for d in ds.iotune.swept}
+    rows = vs_baselines(ds, {"spatial": coords, "full": coords})
+    spatial = next(r for r in rows if r["pattern"] == "spatial")
+    assert spatial["speedup"] == pytest.approx(2.0) and spatial["per_call"] is True
+    full = next(r for r in rows if r["pattern"] == "full")  # a built-in: its MiB/s
+    assert full["speedup"] < 0.1 and "per_call" not in full
