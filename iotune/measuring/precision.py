@@ -96,9 +96,12 @@ def repeat_indices(
         n += 1
 
 
-def repeat_log_scores(result: TrialResult, weights: Mapping[str, float]) -> list[float]:
-    """Each repeat's log score: the weighted mean of its metrics' log MiB/s."""
-    found = series(result)
+def repeat_log_scores(
+    result: TrialResult, weights: Mapping[str, float], per_call: Collection[str] = ()
+) -> list[float]:
+    """Each repeat's log score: the weighted mean of its metrics' log MiB/s (log calls
+    a second for those in ``per_call``, :func:`series`)."""
+    found = series(result, per_call)
     if any(not found.get(m) for m in weights):
         return []
     n = min(len(found[m]) for m in weights)
@@ -111,7 +114,7 @@ def repeat_log_scores(result: TrialResult, weights: Mapping[str, float]) -> list
 
 def hopeless(result: TrialResult, rule: EarlyStop) -> bool:
     """Whether ``result``'s best repeat so far is below ``rule.bar`` (after ``rule.after``)."""
-    scores = repeat_log_scores(result, dict(rule.weights))
+    scores = repeat_log_scores(result, dict(rule.weights), rule.per_call)
     return len(scores) >= rule.after and max(scores) < rule.bar
 
 
