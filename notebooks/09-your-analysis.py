@@ -187,9 +187,10 @@ print(f"written and swept in {time.monotonic() - started:.0f} s\n")
 print(results_text(ds))
 
 # %% [markdown]
-# Every configuration's median throughput per read (`read:climatology` counts the bytes
-# your function made the process read, and says how long a call took), each read's best,
-# and its speedup over the baselines.
+# Every configuration's median throughput per read (`read:climatology`, your function, is
+# ranked by how long a call takes; the MiB/s of the bytes it made the process read is
+# shown beside, as a compressed layout reads fewer), each read's best, and its speedup
+# over the baselines.
 #
 # ## What to use for the climatology
 #

@@ -111,8 +111,10 @@ def test_show_lists_the_users_metric(swept: Path) -> None:
     proc = iotune("show", swept, cwd=swept)
     assert proc.returncode == 0, proc.stderr
     line = next(x for x in proc.stdout.splitlines() if x.strip().startswith("read:climatology"))
-    # what a person judges an analysis by: the time of a call, in s, ms or µs
-    assert re.search(r"\(\d[\d.]* (s|ms|µs) a call\)$", line), line
+    # what a person judges an analysis by, and ranks it by: the time of a call, in s, ms
+    # or µs, with its interval; the MiB/s from storage beside it
+    assert re.search(r"^read:climatology +\d[\d.]* (s|ms|µs) a call \[", line.strip()), line
+    assert line.endswith(" MiB/s from storage"), line
 
 
 def test_resume_finds_the_same_reference_and_spec(swept: Path) -> None:

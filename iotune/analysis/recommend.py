@@ -112,6 +112,9 @@ class Recommendation:
     portable_note: str = ""
     #: points a stopped run left short of their repeats (:mod:`iotune.results.partial`)
     partial_note: str = ""
+    #: the winner's seconds a call (``metric``, ``median``, ``low``, ``high``: the 95 %
+    #: interval) when the objective is one pattern of the user's own code, ranked by it
+    seconds_per_call: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -121,6 +124,8 @@ class Recommendation:
             del data["partial_note"]
         if not self.current:  # the JSON of sweeps without a baseline stays as it was
             del data["current"]
+        if not self.seconds_per_call:  # likewise without an objective of the user's code
+            del data["seconds_per_call"]
         if not (self.vs_baselines or self.baselines_missing):  # likewise without baselines
             for name in ("vs_baselines", "baseline_layouts", "baselines_missing"):
                 del data[name]
@@ -281,7 +286,15 @@ def recommend_with(
         readers=readability(winner.settings),
         portable_note=ranking.note,
         partial_note=partial.note(ds),
+        seconds_per_call=_per_call(winner, chosen),
     )
+
+
+def _per_call(winner: Candidate, weights: Mapping[str, float]) -> dict[str, Any]:
+    """The winner's seconds a call under an objective of one pattern of the user's code."""
+    metric = next(iter(weights)) if len(weights) == 1 else ""
+    found = winner.seconds_per_call.get(metric)
+    return {"metric": metric, **found} if found else {}
 
 
 def _objective_name(weights: Mapping[str, float]) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from iotune.analysis.cost import POINTS, cost_items, pack
 from iotune.backends.layout_exports import PLUGIN_NOTE
 from iotune.core.units import format_number, format_size
+from iotune.results.percall import CALLS, a_call, said
 from iotune.results.speedup import speedup_text
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def render_text(rec: Recommendation) -> str:
     # the answer first (or that this noise cannot give one), then what was measured
     lines = [x for x in (rec.partial_note, rec.undecided, rec.keep_text) if x]
     measured = (
-        f"throughput in MiB/s, median of {repeats} repeats; {rec.candidates} configurations qualify"
+        f"{_figure(rec)}, median of {repeats} repeats; {rec.candidates} configurations qualify"
     )
     if rec.objective_default:  # which objective, and why, on a line of its own
         lines += [objective_line(rec), f"  {measured}"]
@@ -105,7 +106,7 @@ def render_text(rec: Recommendation) -> str:
     if rec.cost and rec.cost[0]["baseline"] in POINTS:  # named baselines: in full below
         lines.append(
             f"the winner against {rec.cost_against}, every metric "
-            "(median MiB/s ratio, 95% bootstrap interval):"
+            f"({_ratio(rec)}, 95% bootstrap interval):"
         )
         lines += pack("", cost_items(rec.cost), indent="  ", width=WIDTH)
     lines += speedup_text(
@@ -195,10 +196,35 @@ def objective_line(rec: Recommendation) -> str:
     return f"objective: {Objective(weights=rec.weights, why=rec.objective_default).said}"
 
 
+def _figure(rec: Recommendation) -> str:
+    """What the objective's figures are: ``throughput in MiB/s``, ``seconds a call``."""
+    calls = [m for m in rec.weights if rec.winner.unit(m) == CALLS]
+    if not calls:
+        return "throughput in MiB/s"
+    if len(calls) == len(rec.weights):
+        return "seconds a call of your code"
+    return f"throughput in MiB/s, {', '.join(calls)} in seconds a call"
+
+
+def _ratio(rec: Recommendation) -> str:
+    """How the cost rows compare: a ratio of MiB/s, or of speed (calls a second)."""
+    if any(rec.winner.unit(m) == CALLS for m in rec.weights):
+        return "median speed ratio, time a call for your code"
+    return "median MiB/s ratio"
+
+
 def _candidate_lines(role: str, cand: Candidate) -> list[str]:
     lines = [f"{role + ':':<11} {cand.label}"]
     for metric, med in cand.median.items():
-        lines.append(f"{'':<11} {metric:<16} {format_number(med):>8} MiB/s  {_range(cand, metric)}")
+        if cand.unit(metric) == CALLS:  # ranked by the time a call; MiB/s as information
+            storage = cand.from_storage.get(metric, float("nan"))
+            extra = f", {format_number(storage)} MiB/s from storage" if storage == storage else ""
+            lines.append(f"{'':<11} {metric:<16} {said(cand.seconds_per_call[metric])}{extra}")
+            continue
+        lines.append(
+            f"{'':<11} {metric:<16} {format_number(med):>8} MiB/s  "
+            f"{_range(cand, metric)}"
+        )
     if len(cand.median) > 1:
         lines.append(f"{'':<11} {'score':<16} {cand.score:>8.3f} (1 = best of each metric)")
     lines.append(
@@ -228,7 +254,8 @@ def _verdict(rec: Recommendation) -> list[str]:
         return []
     if len(win.median) == 1:
         metric = next(iter(win.median))
-        now, best = _rate(base.median[metric]), _rate(win.median[metric])
+        shown = a_call if win.unit(metric) == CALLS else _rate
+        now, best = shown(base.median[metric]), shown(win.median[metric])
         factor = rec.speedup.get(metric, float("nan"))
     else:
         now, best = f"score {base.score:.3f}", f"score {win.score:.3f}"

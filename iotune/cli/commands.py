@@ -219,6 +219,8 @@ def show(args: argparse.Namespace) -> int:
             "swept": list(ds.iotune.swept),
             "counts": ds.iotune.counts(),
             "points": ds.iotune.points(include_not_applicable=args.all),
+            # a point's figure per metric: MiB/s, or calls/s for the user's own code
+            "units": {m: ds.iotune.unit(m) for m in ds.iotune.metrics},
             "best": summary.best(ds),
             "recommended": api.pick_dict(ds),
             **({"dask_chunks_split": splits} if (splits := summary.dask_splits(ds)) else {}),

@@ -151,7 +151,7 @@ def measure_after(
                 where = {side: (type(b).name, str(p)) for side, (b, p) in sides.items()}
                 measured[pattern] = time_user(
                     own[pattern], where, repeats=count, limit=limit, params=params, variable=name
-                )
+                ) | {"per_call": True}  # one call of the user's code: said as seconds a call
             else:
                 wanted = selections(pattern, workload, read)
                 measured[pattern] = _time_builtin(sides, wanted, count, limit, params, name)
@@ -287,10 +287,11 @@ def after_text(record: dict[str, Any]) -> list[str]:
             lines.append(f"    read:{pattern:<12} not measured: {row['error']}")
             continue
         src, tgt = _median(row["source_s"]), _median(row["target_s"])
+        each = " a call" if row.get("per_call") else ""
         lines.append(
             f"    read:{pattern:<12} {_times(row['speedup']):>8} "
             f"[{_times(row['low'])} to {_times(row['high'])}]  "
-            f"source {format_duration(src)} -> target {format_duration(tgt)}"
+            f"source {format_duration(src)} -> target {format_duration(tgt)}{each}"
         )
     return lines
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from iotune.model.records import EarlyStop, TrialResult
 from iotune.model.spec import MeasureSpec
@@ -55,11 +55,19 @@ def relative_half_width(values: Sequence[float]) -> float:
     return (interval[1] - interval[0]) / 2 / median if median > 0 else math.inf
 
 
-def series(result: TrialResult) -> dict[str, list[float]]:
-    """Throughput per repeat of every metric the trial measured: write, read:PATTERN."""
+def series(result: TrialResult, per_call: Collection[str] = ()) -> dict[str, list[float]]:
+    """Throughput per repeat of every metric the trial measured: write, read:PATTERN.
+
+    MiB/s, except for the metrics in ``per_call`` (the user's own code, whose bytes
+    differ by layout): calls per second, ``1 / s`` of each repeat (one call).
+    """
     found = {"write": [w["MiBps"] for w in result.write]}
     for pattern, runs in result.reads.items():
-        found[f"read:{pattern}"] = [r["MiBps"] for r in runs]
+        metric = f"read:{pattern}"
+        if metric in per_call:
+            found[metric] = [1.0 / r["s"] if r.get("s", 0) > 0 else math.nan for r in runs]
+        else:
+            found[metric] = [r["MiBps"] for r in runs]
     return found
 
 
@@ -88,9 +96,12 @@ def repeat_indices(
         n += 1
 
 
-def repeat_log_scores(result: TrialResult, weights: Mapping[str, float]) -> list[float]:
-    """Each repeat's log score: the weighted mean of its metrics' log MiB/s."""
-    found = series(result)
+def repeat_log_scores(
+    result: TrialResult, weights: Mapping[str, float], per_call: Collection[str] = ()
+) -> list[float]:
+    """Each repeat's log score: the weighted mean of its metrics' log MiB/s (log calls
+    a second for those in ``per_call``, :func:`series`)."""
+    found = series(result, per_call)
     if any(not found.get(m) for m in weights):
         return []
     n = min(len(found[m]) for m in weights)
@@ -103,7 +114,7 @@ def repeat_log_scores(result: TrialResult, weights: Mapping[str, float]) -> list
 
 def hopeless(result: TrialResult, rule: EarlyStop) -> bool:
     """Whether ``result``'s best repeat so far is below ``rule.bar`` (after ``rule.after``)."""
-    scores = repeat_log_scores(result, dict(rule.weights))
+    scores = repeat_log_scores(result, dict(rule.weights), rule.per_call)
     return len(scores) >= rule.after and max(scores) < rule.bar
 
 

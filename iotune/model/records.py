@@ -49,8 +49,9 @@ class Trial:
 class EarlyStop:
     """When a search stops repeating a trial: hopeless beyond noise after ``after`` repeats.
 
-    ``bar`` is a log score (the weighted mean of each metric's log MiB/s, weights
-    ``weights``): the trial stops when even its best repeat scores below it.
+    ``bar`` is a log score (the weighted mean of each metric's log MiB/s, or log
+    calls a second for those in ``per_call``, weights ``weights``): the trial stops
+    when even its best repeat scores below it.
     The search sets the bar from the leader at the same fidelity, less the
     run's noise, so a trial that could still tie the leader runs every repeat.
     """
@@ -58,6 +59,8 @@ class EarlyStop:
     weights: tuple[tuple[str, float], ...]
     bar: float
     after: int = 2
+    #: the metrics scored by calls a second (the user's own code), as the search's goal
+    per_call: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -61,10 +61,13 @@ def _metric(ds: xr.Dataset, metric: str, pattern: str | None) -> tuple[xr.DataAr
         choices = [str(p) for p in ds["pattern"].values]
         if pattern not in choices:
             raise ResultsError(f"{metric} throughput needs pattern= one of {choices}")
-        da = da.sel(pattern=pattern)
+        # the user's own code: calls a second (iotune.results.percall), not MiB/s
+        da = ds.iotune.metric(f"read:{pattern}")
     elif pattern is not None:
         raise ResultsError(f"{var!r} has no pattern dimension, so pattern= must be None")
     ylabel = f"{metric} throughput ({da.attrs.get('units', 'MiB/s')})"
+    if da.attrs.get("units") == "calls/s":
+        ylabel = f"{metric}:{pattern} calls per second (1 / seconds a call)"
     da = _align(da, _params(ds))
     if "repeat" not in da.dims:
         da = da.expand_dims("repeat", axis=-1)
@@ -218,7 +221,8 @@ def _time_axis(ax: Axes, per: tuple[str, float] | None) -> bool:
     """Label the right of a throughput axis with the time one read takes at each tick.
 
     ``per`` is :func:`iotune.results.summary.mib_per_read`'s ``(noun, MiB)``: at
-    ``y`` MiB/s a read takes ``MiB / y`` seconds, written as the commands write it
+    ``y`` MiB/s a read takes ``MiB / y`` seconds (at ``y`` calls/s, ``("call", 1)``:
+    ``1 / y`` seconds a call), written as the commands write it
     (``179 µs a read``).  The ticks are the throughput's own, so each time sits
     beside the rate it is.  Returns whether an axis was added.
     """

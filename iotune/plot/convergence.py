@@ -32,6 +32,14 @@ def _weights(ds: xr.Dataset) -> dict[str, float]:
         return {}
 
 
+def _unit(ds: xr.Dataset, weights: dict[str, float]) -> str:
+    """The score's unit: calls/s for the user's own code (:mod:`iotune.results.percall`)."""
+    from iotune.results import percall
+
+    found = sorted({percall.unit(ds, m) for m in weights}) or ["MiB/s"]
+    return " and ".join(found)
+
+
 def grid_values(grid: xr.Dataset, weights: dict[str, float]) -> dict[str, float]:
     """Each grid point's weighted geometric mean of its metric medians, by trial id."""
     ranking = grid.iotune.rank(weights=weights)
@@ -78,7 +86,7 @@ def convergence(ds: xr.Dataset, grid: xr.Dataset | None = None) -> Figure:
     weights = _weights(ds)
     what = next(iter(weights)) if len(weights) == 1 else "weighted objective"
     ax.set_xlabel("trial")
-    ax.set_ylabel(f"{what} (MiB/s)")
+    ax.set_ylabel(f"{what} ({_unit(ds, weights)})")
     _rate_ticks(ax.yaxis)
     ax.set_title(
         f"{ds.attrs.get('name', 'search')}: {ds.attrs.get('search_strategy', '')} search, "

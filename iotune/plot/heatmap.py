@@ -125,7 +125,8 @@ def _panels(ds: xr.Dataset, metric: str) -> list[_Panel]:
         for p in ds["pattern"].values:
             da, label = _metric(ds, "read", str(p))
             per = mib_per_read(ds, f"read:{p}")
-            title = f"read: {p} pattern" + (f"\n(cells: MiB/s, time per {per[0]})" if per else "")
+            unit = da.attrs.get("units", "MiB/s")
+            title = f"read: {p} pattern" + (f"\n(cells: {unit}, time per {per[0]})" if per else "")
             panels.append((title, da, f"median {label}", per))
     else:
         raise ResultsError(f"metric must be one of ['read', 'write'], got {metric!r}")
@@ -197,7 +198,8 @@ def _draw_map(
 
 
 def _annotate(ax: Axes, values: np.ndarray, norm, per: tuple[str, float] | None) -> None:
-    """Write each cell's MiB/s as the commands do, and the time of a read below it."""
+    """Write each cell's figure (MiB/s, calls/s) as the commands do, and the time of a
+    read or call below it."""
     for (row, col), v in np.ndenumerate(values):
         if np.isfinite(v):
             dark = norm(v) < 0.6 if v > 0 else True  # viridis is dark at the low end

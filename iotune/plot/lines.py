@@ -84,7 +84,8 @@ def throughput(
     x, hue = _pick_x_hue(da, x, hue)
     others = [str(d) for d in da.dims if d not in (x, hue, "repeat")]
     da, facets, reduced = _limit_facets(da, others)
-    title = _title(ds, f"{metric} throughput", pattern)
+    what = "calls per second" if da.attrs.get("units") == "calls/s" else "throughput"
+    title = _title(ds, f"{metric} {what}", pattern)
     if reduced:
         title += f" (median over {', '.join(reduced)})"
     title += f"\nmarkers: median of {da.sizes['repeat']} repeats, bars: min to max"

@@ -95,7 +95,8 @@ def size_vs_throughput(
     ax.set_xlabel("stored size")
     ax.set_ylabel(f"median {ylabel}")
     ax.grid(alpha=0.3)
-    _suptitle(fig, _title(ds, f"stored size vs {metric} throughput", pattern))
+    what = "seconds a call" if da.attrs.get("units") == "calls/s" else "throughput"
+    _suptitle(fig, _title(ds, f"stored size vs {metric} {what}", pattern))
     _footnote(fig, left_out)
     return fig
 

@@ -27,19 +27,12 @@ import xarray as xr
 
 from iotune.core.errors import RecommendError, ResultsError
 from iotune.model.objective import Objective
-from iotune.results import sparse
+from iotune.results import percall, sparse
 from iotune.results.labels import label as label  # re-exported: importers also register
 from iotune.results.labels import plain, point_label
 from iotune.results.labels import value_label as value_label
 from iotune.results.lossy import errors_of
-from iotune.results.objective import (
-    Candidate,
-    Ranking,
-    figures,
-    intervals,
-    own_patterns,
-    split_metric,
-)
+from iotune.results.objective import Candidate, Ranking, figures, own_patterns, split_metric
 from iotune.results.partial import usable
 from iotune.results.stats import ALPHA, nanmedian
 
@@ -156,7 +149,8 @@ class IotuneAccessor:
     # --- numbers --------------------------------------------------------------
 
     def metric(self, name: str) -> xr.DataArray:
-        """A metric's throughput: ``write`` (write_MiBps), ``read:<pattern>`` (read_MiBps there)."""
+        """A metric's figure, higher is better: ``write`` (write_MiBps), ``read:<pattern>``
+        (read_MiBps there; calls/s for the user's own code, :mod:`iotune.results.percall`)."""
         var, pattern = split_metric(name)
         if var not in self._ds:
             raise ResultsError(f"the results have no {var!r} variable")
@@ -164,7 +158,13 @@ class IotuneAccessor:
             return self._ds[var]
         if pattern not in self.patterns:
             raise ResultsError(f"{name!r}: no read pattern {pattern!r}; patterns: {self.patterns}")
+        if percall.per_call(self._ds, name):
+            return percall.calls_per_second(self._ds, pattern)
         return self._ds[var].sel(pattern=pattern)
+
+    def unit(self, name: str) -> str:
+        """The unit of :meth:`metric`: ``MiB/s``, or ``calls/s`` for the user's own code."""
+        return percall.unit(self._ds, name)
 
     def median(self, var: str | None = None) -> xr.DataArray | xr.Dataset:
         """The median over ``repeat``, ignoring NaN (all-NaN points stay NaN).
@@ -239,7 +239,7 @@ class IotuneAccessor:
         """One row per grid point, in grid order.
 
         A row holds the swept coordinates, the median over repeats of every metric
-        (``write``, ``read:<pattern>``, MiB/s), ``file_bytes``, ``ratio``,
+        (``write``, ``read:<pattern>``, :meth:`unit`), ``file_bytes``, ``ratio``,
         ``status`` and ``error``.
 
         Parameters
@@ -348,7 +348,7 @@ class IotuneAccessor:
         -------
         Candidate
             ``coords``, ``label``, effective ``settings``; per metric the ``median``,
-            ``low`` and ``high`` over repeats (MiB/s); ``score``, ``file_bytes``, ``ratio``;
+            ``low`` and ``high`` over repeats (:meth:`unit`); ``score``, ``file_bytes``, ``ratio``;
             ``separation`` from the runner-up (a one-sided Mann-Whitney test over the
             repeats: ``beats_runner_up``, ``p_value``, ``separation.text``), ``None``
             when no other point qualifies.
@@ -373,7 +373,7 @@ class IotuneAccessor:
             ok &= usable(flat["status"].transpose("point", ...).values.astype(str))
         if "fidelity" in flat.coords:  # cheap trials inform a search; only full size is picked
             ok &= (share := flat["fidelity"].values.astype(float)) >= np.nanmax(share)
-        bounds = {m: intervals(flat, m) for m in weights}
+        bounds = {m: percall.intervals(flat, m) for m in weights}
         found = []
         for i, numbers in figures(values, weights, ok).items():
             one = flat.isel(point=i)
@@ -389,6 +389,7 @@ class IotuneAccessor:
                     ratio=float(one["ratio"]) if "ratio" in one else float("nan"),
                     ci={m: lo_hi for m, lo_hi in ci.items() if lo_hi[0] <= lo_hi[1]},
                     errors=errors_of(one),
+                    **percall.extras(flat, one, weights),
                     **numbers,
                 )
             )

@@ -41,6 +41,7 @@ def assign(ds: xr.Dataset, plan: Plan, done: Mapping[str, TrialResult]) -> xr.Da
     patterns, nrep = plan.sweep.read.patterns, int(ds.sizes.get("repeat", 1))
     n = len(plan.baselines)
     read = np.full((n, len(patterns), nrep), np.nan)
+    seconds = np.full((n, len(patterns), nrep), np.nan)
     write, size = np.full((n, nrep), np.nan), np.full(n, np.nan)
     cache = np.full((n, len(patterns), nrep), "", dtype=object)
     text = {name: np.full(n, "", dtype=object) for name in STRINGS}
@@ -66,6 +67,7 @@ def assign(ds: xr.Dataset, plan: Plan, done: Mapping[str, TrialResult]) -> xr.Da
         for p, pattern in enumerate(patterns):
             reads = result.reads.get(pattern, [])[:nrep]
             read[i, p, : len(reads)] = [r["MiBps"] for r in reads]
+            seconds[i, p, : len(reads)] = [r.get("s", np.nan) for r in reads]
             cache[i, p, : len(reads)] = [r["cache"] for r in reads]
         size[i] = result.file_bytes if result.file_bytes is not None else np.nan
     variables: dict[str, Any] = {
@@ -73,6 +75,11 @@ def assign(ds: xr.Dataset, plan: Plan, done: Mapping[str, TrialResult]) -> xr.Da
             (DIM, "pattern", "repeat"),
             read,
             {"units": "MiB/s", "long_name": "read throughput of the baseline (bytes delivered)"},
+        ),
+        "baseline_read_s": (  # the time a call of the user's own code ranks by
+            (DIM, "pattern", "repeat"),
+            seconds,
+            {"units": "s", "long_name": "read time of the baseline (incl. open and close)"},
         ),
         "baseline_read_cache": (
             (DIM, "pattern", "repeat"),

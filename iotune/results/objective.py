@@ -70,10 +70,13 @@ class Candidate:
     """One successful grid point and its figures under an objective.
 
     ``median``, ``low`` and ``high`` per metric are over the repeats, ``repeats`` the
-    repeats themselves (MiB/s, NaN where one failed), ``repeat_scores`` the combined
-    score of each repeat, ``ci`` each metric's confidence interval of the median
-    where the results hold one (``<variable>_ci_low``, ``_ci_high``).  The winner of
-    a ranking carries its ``separation`` from the runner-up.
+    repeats themselves (in the metric's ``units``: MiB/s, or calls/s for the user's
+    own code; NaN where one failed), ``repeat_scores`` the combined score of each
+    repeat, ``ci`` each metric's confidence interval of the median where the results
+    hold one.  ``seconds_per_call`` says a calls/s metric as seconds a call:
+    ``{metric: {median, low, high}}``, the interval from ``ci`` where there is one,
+    else from the slowest and fastest repeat.  The winner of a ranking carries its
+    ``separation`` from the runner-up.
     """
 
     coords: dict[str, Any]
@@ -93,6 +96,25 @@ class Candidate:
     separation: Separation | None = None
     #: what quantisation cost (``max_abs_error``, ``digits_kept``); empty when lossless
     errors: dict[str, float] = field(default_factory=dict)
+    #: each metric's unit (``MiB/s``, ``calls/s``); a metric left out is MiB/s
+    units: dict[str, str] = field(default_factory=dict)
+    #: median MiB/s from storage of each calls/s metric: information, not ranked by
+    from_storage: dict[str, float] = field(default_factory=dict)
+    seconds_per_call: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for metric, unit in self.units.items():
+            if unit == "calls/s" and metric in self.median:
+                low, high = self.ci.get(metric, (self.low[metric], self.high[metric]))
+                self.seconds_per_call[metric] = {
+                    "median": _inverse(self.median[metric]),
+                    "low": _inverse(high),  # the fewest seconds: the most calls a second
+                    "high": _inverse(low),
+                }
+
+    def unit(self, metric: str) -> str:
+        """The unit of ``metric``'s figures: ``MiB/s`` or ``calls/s``."""
+        return self.units.get(metric, "MiB/s")
 
     @property
     def beats_runner_up(self) -> bool | None:
@@ -124,6 +146,10 @@ class Ranking:
     def separation(self) -> Separation | None:
         """The winner against the runner-up; ``None`` with a single candidate."""
         return self.best.separation
+
+
+def _inverse(x: float) -> float:
+    return 1.0 / x if x > 0 and np.isfinite(x) else float("nan")
 
 
 def own_patterns(ds: xr.Dataset) -> tuple[str, ...]:
@@ -318,7 +344,7 @@ def compare(
 ) -> Separation:
     """Whether ``winner`` beats ``runner`` beyond noise, by a rank test over their repeats.
 
-    One metric: its repeats (MiB/s).  Several: the per-repeat combined scores, or,
+    One metric: its repeats (its unit).  Several: the per-repeat combined scores, or,
     where the candidates have none, the repeats of the metric with the largest weight.
     ``why``: how the winner was picked, said if the runner-up has the better median
     (default: by the objective's score, when that is not the quantity tested).
@@ -331,7 +357,8 @@ def compare(
     if quantity == "score":
         x, y, unit = winner.repeat_scores, runner.repeat_scores, "1"
     else:
-        x, y, unit = winner.repeats.get(quantity, []), runner.repeats.get(quantity, []), "MiB/s"
+        x, y = winner.repeats.get(quantity, []), runner.repeats.get(quantity, [])
+        unit = winner.unit(quantity)
     overlap = {
         m: winner.ci[m][0] <= runner.ci[m][1] and runner.ci[m][0] <= winner.ci[m][1]
         for m in weights

@@ -202,7 +202,7 @@ class Separation:
         What was tested: the metric (``write``), or ``score`` (the per-repeat
         combined score of weights over several metrics).
     unit
-        The quantity's unit: ``MiB/s``, ``s``, ``1`` (a score) ...
+        The quantity's unit: ``MiB/s``, ``calls/s``, ``s``, ``1`` (a score) ...
     beats
         ``True``: beyond noise (``p_value <= alpha``); ``False``: not separable;
         ``None``: too few repeats to tell (even complete separation could not
@@ -304,8 +304,8 @@ class Separation:
             return ""
         if d == 0:
             return ", same median"
-        if self.unit in ("MiB/s", "s"):
-            words = ("slower", "faster") if self.unit == "MiB/s" else ("faster", "slower")
+        if self.unit in ("MiB/s", "calls/s", "s"):
+            words = ("faster", "slower") if self.unit == "s" else ("slower", "faster")
         else:
             words = ("lower", "higher")
         word = words[0] if d < 0 else words[1]

@@ -15,6 +15,7 @@ import numpy as np
 
 from iotune.core.errors import RecommendError
 from iotune.core.units import format_duration, format_number
+from iotune.results import percall
 from iotune.results.accessor import label, value_label  # and ds.iotune
 from iotune.results.labels import plain
 from iotune.results.objective import own_patterns
@@ -24,7 +25,13 @@ if TYPE_CHECKING:
 
 
 def best(ds: xr.Dataset) -> list[dict[str, Any]]:
-    """The fastest ok configuration for writes and for each read pattern (median of repeats)."""
+    """The best ok configuration for writes and for each read pattern (median of repeats).
+
+    A row's ``MiBps`` is the winner's median MiB/s (for the user's own code, what came
+    from storage: information, not what it was ranked by); a pattern of the user's
+    own code also has ``s_per_call`` and ``seconds_per_call`` (``median``, ``low``,
+    ``high``: what it was ranked by, :mod:`iotune.results.percall`).
+    """
     rows = []
     for metric in ds.iotune.metrics:
         try:
@@ -32,14 +39,19 @@ def best(ds: xr.Dataset) -> list[dict[str, Any]]:
         except RecommendError:
             rows.append({"metric": metric, "config": "no successful trial", "MiBps": np.nan})
             continue
+        rate = winner.median[metric]
+        if percall.per_call(ds, metric):
+            found = _median_at(ds["read_MiBps"].sel(pattern=metric[5:]), winner.coords)
+            rate = np.nan if found is None else found
         rows.append(
             {
                 "metric": metric,
                 "config": winner.label,
-                "MiBps": winner.median[metric],
+                "MiBps": rate,
                 "ratio": winner.ratio,
                 **seconds_per_call(ds, metric, winner.coords),
                 **seconds_per_read(ds, metric, winner.coords),
+                **({"seconds_per_call": s} if (s := winner.seconds_per_call.get(metric)) else {}),
             }
         )
     return rows
@@ -69,8 +81,11 @@ def mib_per_read(ds: xr.Dataset, metric: str) -> tuple[str, float] | None:
     (a built-in pattern counts the raw bytes of its selection; a user's call may count
     what came from storage, which the layout changes); ``None`` otherwise.  Then a
     throughput ``y`` in MiB/s is a time of ``MiB / y`` seconds (figures label their
-    axes so).
+    axes so).  A pattern ranked by calls a second (:mod:`iotune.results.percall`) gives
+    ``("call", 1.0)``: ``y`` calls/s is ``1 / y`` seconds a call.
     """
+    if percall.per_call(ds, metric):
+        return "call", 1.0
     pattern = metric.removeprefix("read:")
     if "read_bytes" not in ds or "pattern" not in ds.dims or pattern not in ds["pattern"]:
         return None
@@ -121,9 +136,16 @@ def _median_at(values: xr.DataArray, coords: dict[str, Any]) -> float | None:
 
 
 def format_best(ds: xr.Dataset) -> str:
+    """:func:`best` as text: the user's own code by its time a call, MiB/s beside it."""
     lines = ["best configuration (median of repeats):"]
     for row in best(ds):
-        if np.isnan(row["MiBps"]):
+        if "seconds_per_call" in row:  # ranked by the time a call: said first
+            storage = "" if np.isnan(row["MiBps"]) else f", {_rate(row['MiBps'])} from storage"
+            lines.append(
+                f"  {row['metric']:<18} {percall.said(row['seconds_per_call'])}  "
+                f"ratio {row['ratio']:5.2f}  {row['config']}{storage}"
+            )
+        elif np.isnan(row["MiBps"]):
             lines.append(f"  {row['metric']:<18} {row['config']}")
         else:
             per_call = ""
@@ -138,15 +160,20 @@ def format_best(ds: xr.Dataset) -> str:
     return "\n".join(lines)
 
 
+def _rate(mibps: float) -> str:
+    return f"{format_number(mibps)} MiB/s"
+
+
 def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     """One row per grid point: parameters, median throughputs, ratio and status."""
     dims, metrics = list(ds.iotune.swept), list(ds.iotune.metrics)
-    head = [*dims, *metrics, "ratio", "status"]
+    calls = [m for m in metrics if percall.per_call(ds, m)]  # shown as the time a call
+    head = [*dims, *(f"{m} (a call)" if m in calls else m for m in metrics), "ratio", "status"]
     rows = []
     reasons: dict[str, int] = {}  # a reason once below the table, by its number
     for point in ds.iotune.points(include_not_applicable=include_not_applicable):
         cells = [value_label(d, point[d]) for d in dims]
-        cells += [format_number(point[m]) for m in metrics]
+        cells += [_cell(point[m], m in calls) for m in metrics]
         cells.append(format_number(point.get("ratio", np.nan), digits=2))
         status, error = point.get("status", ""), str(point.get("error", "") or "")
         if status == "partial":  # short enough to say in the row: "1 of 3 repeats"
@@ -165,7 +192,8 @@ def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
     floors = ", ".join(f"{m} {v:.0%}" for m, v in ds.iotune.noise.items())
     if floors:
         note += f"; noise floor of the run: {floors}"
-    out.append(f"(throughput in MiB/s, median of repeats{note})")
+    what = "throughput in MiB/s" + (", your code in seconds a call" if calls else "")
+    out.append(f"({what}, median of repeats{note})")
     out += nowhere(ds)
     for reason, number in reasons.items():  # wrapped: a library's words can be long
         out += textwrap.wrap(f"({number}) {reason}", width=100, subsequent_indent="    ")
@@ -176,6 +204,11 @@ def table(ds: xr.Dataset, *, include_not_applicable: bool = False) -> str:
         )
         out += [f"  {label(row['coords'])}: along {row['dims']}" for row in splits]
     return "\n".join(out)
+
+
+def _cell(value: float, per_call: bool) -> str:
+    """A table cell: MiB/s, or the time a call for calls/s."""
+    return format_duration(1 / value) if per_call and value > 0 else format_number(value)
 
 
 def dask_splits(ds: xr.Dataset) -> list[dict[str, Any]]:

@@ -47,4 +47,5 @@ class EarlyStopping(Policy):
         bar = state.stop_bar(step.visit.fidelity)
         if bar is None:
             return None
-        return EarlyStop(tuple(state.goal.weights.items()), bar)
+        goal = state.goal
+        return EarlyStop(tuple(goal.weights.items()), bar, per_call=tuple(sorted(goal.per_call)))

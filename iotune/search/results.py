@@ -142,7 +142,9 @@ def _order(outcome: Outcome) -> dict[str, Any]:
 
     steps = outcome.steps
     scores = [math.exp(s.score) if math.isfinite(s.score) else math.nan for s in steps]
-    unit = "MiB/s (weighted geometric mean of the objective's metrics)"
+    goal = outcome.state.goal
+    found = sorted({"calls/s" if m in goal.per_call else "MiB/s" for m in goal.weights})
+    unit = f"{' and '.join(found)} (weighted geometric mean of the objective's metrics)"
     return {
         "search_point": ("trial", np.array([s.visit.index for s in steps], dtype=int)),
         "search_kind": (

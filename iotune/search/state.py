@@ -13,7 +13,7 @@ would call a tie.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,13 +74,23 @@ class Goal:
     limits: Mapping[str, Any] = field(default_factory=dict)
     #: the full-size workload's bytes: a cheap trial's stored size is judged scaled up
     full_bytes: int = 0
+    #: the metrics of the user's own code: judged by calls per second, not MiB/s
+    #: (:mod:`iotune.results.percall`, as ``recommend`` ranks them)
+    per_call: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, objective: Objective, *, full_bytes: int = 0) -> Goal:
+    def of(
+        cls, objective: Objective, *, full_bytes: int = 0, per_call: Collection[str] = ()
+    ) -> Goal:
         """The goal of a resolved :class:`~iotune.model.objective.Objective` (its weights set)."""
         if objective.weights is None:
             raise ValueError("Goal.of: resolve the objective against the metrics first")
-        return cls(dict(objective.weights), objective.limits, full_bytes=full_bytes)
+        return cls(
+            dict(objective.weights),
+            objective.limits,
+            full_bytes=full_bytes,
+            per_call=frozenset(per_call),
+        )
 
     def full_size(self, result: TrialResult) -> float:
         """What ``result``'s configuration stores at full size (its own size when full)."""
@@ -100,7 +110,7 @@ class Goal:
         """Log score of each repeat of ``results``, pooled; empty if a metric is missing."""
         pooled: dict[str, list[float]] = {m: [] for m in self.weights}
         for result in results:
-            found = series(result)
+            found = series(result, self.per_call)
             if any(not found.get(m) for m in self.weights):
                 return np.array([])
             n = min(len(found[m]) for m in self.weights)
@@ -114,7 +124,7 @@ class Goal:
         """Log of the weighted geometric mean of each metric's pooled median; NaN without."""
         total, logs = sum(self.weights.values()), 0.0
         for metric, weight in self.weights.items():
-            values = [v for r in results for v in series(r).get(metric, [])]
+            values = [v for r in results for v in series(r, self.per_call).get(metric, [])]
             values = [v for v in values if not math.isnan(v)]
             if not values:
                 return math.nan

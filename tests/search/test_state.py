@@ -61,3 +61,14 @@ def test_scores_are_weighted_geometric_means_of_pooled_medians() -> None:
 def test_max_size_excludes_a_point() -> None:
     state = state_of({"a": [[300.0]] * 3, "b": [[100.0]] * 3}, max_size=50)
     assert state.leader() is None
+
+
+def test_a_search_scores_the_users_code_by_its_time_a_call() -> None:
+    """Fewer bytes from storage (a compressed layout) is not slower when the call is faster."""
+    goal = Goal({"read:mine": 1.0}, per_call=frozenset({"read:mine"}))
+    fast_small = TrialResult("a", "ok", reads={"mine": [{"MiBps": 10.0, "s": 0.01}] * 3})
+    slow_big = TrialResult("b", "ok", reads={"mine": [{"MiBps": 50.0, "s": 0.02}] * 3})
+    assert goal.score([fast_small]) == pytest.approx(math.log(100.0))  # calls a second
+    assert goal.score([fast_small]) > goal.score([slow_big])
+    by_rate = Goal({"read:mine": 1.0})  # as a built-in pattern is scored: MiB/s
+    assert by_rate.score([fast_small]) < by_rate.score([slow_big])
