@@ -221,10 +221,7 @@ def _candidate_lines(role: str, cand: Candidate) -> list[str]:
             extra = f", {format_number(storage)} MiB/s from storage" if storage == storage else ""
             lines.append(f"{'':<11} {metric:<16} {said(cand.seconds_per_call[metric])}{extra}")
             continue
-        lines.append(
-            f"{'':<11} {metric:<16} {format_number(med):>8} MiB/s  "
-            f"{_range(cand, metric)}"
-        )
+        lines.append(f"{'':<11} {metric:<16} {format_number(med):>8} MiB/s  {_range(cand, metric)}")
     if len(cand.median) > 1:
         lines.append(f"{'':<11} {'score':<16} {cand.score:>8.3f} (1 = best of each metric)")
     lines.append(

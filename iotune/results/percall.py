@@ -99,4 +99,6 @@ def said(time: dict[str, float]) -> str:
     span = ""
     if math.isfinite(time["low"]) and math.isfinite(time["high"]):
         span = f" [{format_duration(time['low'])} to {format_duration(time['high'])}]"
+        if time["low"] == time["high"]:  # one repeat (a stopped run's partial point)
+            span = " [n=1, no interval]"
     return f"{format_duration(time['median'])} a call{span}"
