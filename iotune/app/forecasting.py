@@ -14,6 +14,10 @@ from iotune.runner.plan import Plan
 DOMINATING_SHARE = 0.5
 #: below this many trials one of them is always a large share: no warning
 MIN_TRIALS_TO_WARN = 4
+#: nor a trial predicted to take less than this, whatever its share: nothing to plan around
+MIN_SECONDS_TO_WARN = 1.0
+#: a repeat's fixed cost when no tiny trial measured it (``plan`` measures it: 50-250 ms here)
+REPEAT_S = 0.1
 #: the codec probe of a serial run, which waits for it: shares need no precision
 QUICK_PROBE_BYTES = 2**18
 

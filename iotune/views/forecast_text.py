@@ -47,10 +47,13 @@ def forecast_lines(
     return lines
 
 
-def dominating_lines(forecast: Forecast, share: float) -> list[str]:
-    """A warning line for each trial predicted to take more than ``share`` of the sweep."""
+def dominating_lines(forecast: Forecast, share: float, *, at_least: float = 0.0) -> list[str]:
+    """A warning line for each trial predicted to take more than ``share`` of the sweep
+    and at least ``at_least`` seconds."""
     lines = []
     for cost, part in forecast.dominating(share):
+        if cost.seconds < at_least:
+            continue
         lines.append(
             f"trial {cost.trial.id} ({cost.trial.label()}) is predicted to take "
             f"{format_span(cost.seconds)}, {part:.0%} of the sweep's trials "
