@@ -33,7 +33,11 @@ SWEEP = {
     "name": "batches",
     "workload": {"shape": {"time": 32, "y": 32, "x": 32}, "dtype": "int16"},
     "backend": ["netcdf4", "zarr"],
-    "parameters": {"chunks": [[1, 32, 32], [8, 16, 16]], "workers": [0, 2], "prefetch": [2]},
+    "parameters": {
+        "chunks": [[1, 32, 32], [8, 16, 16]],
+        "num_workers": [0, 2],
+        "prefetch_factor": [2],
+    },
     "read": {"patterns": ["full", "batches"], "batches": BATCHES},
     "measure": {"repeats": 2, "noise_probes": 0},
 }

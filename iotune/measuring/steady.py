@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 
 MiB = 2**20
@@ -28,7 +28,7 @@ class Timeline:
     delivered: int
 
 
-def consume(batches: Iterator[int], count: int, step: float) -> Timeline:
+def consume(batches: Generator[int, None, None], count: int, step: float) -> Timeline:
     """Take ``count`` batches (their sizes in bytes) from ``batches``, computing ``step`` s on each.
 
     The loader is not closed here: the caller stops it after the timed span.

@@ -115,3 +115,18 @@ def loader_figures(ds: xr.Dataset, coords: Mapping[str, Any]) -> dict[str, float
         if values.size and not np.isnan(values).all():
             found[key] = float(np.nanmedian(values))
     return found
+
+
+def loader_note(ds: xr.Dataset) -> str:
+    """Which loader measured the batches figures, in a line (empty without the pattern)."""
+    if "read_samples_per_s" not in ds:
+        return ""
+    found = str(ds.attrs.get("provenance_loader") or "iotune")  # older results: iotune's
+    torch = ds.attrs.get("provenance_version_torch")
+    said = {
+        "torch": f"torch's DataLoader (torch {torch or '?'}) over the exported Dataset",
+        "iotune": "iotune's own loader (not torch's DataLoader)",
+    }
+    if found in said:
+        return f"read:batches measured by {said[found]}"
+    return f"read:batches measured by {found} (each point's loader: read_loader)"

@@ -31,9 +31,9 @@ import queue
 import signal
 import threading
 import time
+from collections.abc import Generator
 from multiprocessing import connection
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -94,8 +94,8 @@ def read_batches(task: TrialTask, backend: SlabBackend, path: Path) -> dict[str,
 
 def _in_process(
     task: TrialTask, backend: SlabBackend, path: Path, traffic: dict[str, Any]
-) -> Iterator[int]:
-    """``num_workers: 0``: the trial's process reads every batch itself; ``traffic`` its requests."""
+) -> Generator[int, None, None]:
+    """``num_workers: 0``: the trial's process reads every batch; ``traffic``: its requests."""
     samples = Samples.of(task.workload, batch_spec(task))
     reader = backend.open_reader(path, task.workload, task.trial.params)
     try:
@@ -190,7 +190,7 @@ class _Pool:
             pipe.close()
 
 
-def _with_workers(task: TrialTask, path: Path) -> Iterator[int]:
+def _with_workers(task: TrialTask, path: Path) -> Generator[int, None, None]:
     """``num_workers > 0``: worker processes assemble batches, ``prefetch_factor`` each in flight.
 
     Each worker's requests stay in the worker: no traffic is reported.

@@ -16,7 +16,7 @@ import importlib.util
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -73,15 +73,15 @@ def exported_dataset(task: TrialTask, spec: BatchSpec) -> type:
     return sys.modules[name].Dataset
 
 
-def torch_batches(task: TrialTask, path: Path, spec: BatchSpec) -> Iterator[int]:
+def torch_batches(task: TrialTask, path: Path, spec: BatchSpec) -> Generator[int, None, None]:
     """Each batch's bytes, as a loop over the exported ``DataLoader`` takes them.
 
     torch is imported and the loader made here, untimed (a user's script has done
     both before its loop); iterating starts the workers, timed.  Closing the
     iterator stops them (untimed, after the loop).
     """
-    import torch  # type: ignore[import-not-found]
-    from torch.utils.data import DataLoader  # type: ignore[import-not-found]
+    import torch  # type: ignore[import-not-found,unused-ignore]
+    from torch.utils.data import DataLoader  # type: ignore[import-not-found,unused-ignore]
 
     arguments: dict[str, Any] = dataloader_arguments(task.trial.params, spec.to_dict())
     generator = torch.Generator().manual_seed(task.workload.seed)
@@ -90,8 +90,8 @@ def torch_batches(task: TrialTask, path: Path, spec: BatchSpec) -> Iterator[int]
     return _iterate(loader, spec.device, pinned=bool(arguments.get("pin_memory")))
 
 
-def _iterate(loader: Any, device: str, *, pinned: bool) -> Iterator[int]:
-    import torch  # type: ignore[import-not-found]
+def _iterate(loader: Any, device: str, *, pinned: bool) -> Generator[int, None, None]:
+    import torch  # type: ignore[import-not-found,unused-ignore]
 
     iterator = iter(loader)
     try:

@@ -121,7 +121,7 @@ def make_sampler(
             )
     if strategy == "gp":
         try:
-            import torch  # type: ignore[import-not-found]  # noqa: F401 - only to say what is missing
+            import torch  # type: ignore[import-not-found,unused-ignore]  # noqa: F401 - only to say what is missing
         except ImportError as err:
             raise UsageError(
                 "search.strategy: 'gp' needs PyTorch (pip install torch); "

@@ -113,7 +113,7 @@ def _shape(spec: BatchSpec, workload: Workload) -> str:
 
 
 def check_loader_knobs(parameters: object, read: ReadSpec) -> None:
-    """Refuse ``num_workers``, ``prefetch_factor`` or ``pin_memory`` in a sweep whose reads have no ``batches``.
+    """Refuse the loader knobs (``num_workers``...) in a sweep whose reads have no ``batches``.
 
     ``parameters`` is the spec's section as written (checked before the values are).
 
@@ -233,7 +233,7 @@ def _check_cuda(spec: BatchSpec) -> None:
             "read.batches.device",
             "'cuda' needs PyTorch, which is not installed here (pip install torch); allowed: cpu",
         )
-    import torch  # type: ignore[import-not-found]
+    import torch  # type: ignore[import-not-found,unused-ignore]
 
     if not torch.cuda.is_available():
         raise fail("read.batches.device", "'cuda': torch sees no CUDA GPU here; allowed: cpu")

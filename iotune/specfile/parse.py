@@ -37,8 +37,8 @@ from iotune.specfile.baseline import parse_baseline
 from iotune.specfile.baselines import parse_baselines
 from iotune.specfile.batches import (
     LOADER_KNOBS,
-    finish_batches,
     check_loader_knobs,
+    finish_batches,
     parse_batches,
 )
 from iotune.specfile.execution import parse_execution
