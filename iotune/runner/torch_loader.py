@@ -4,8 +4,11 @@ What a user runs, so what iotune measures: the ``Dataset`` class is the text
 :func:`iotune.backends.loader_exports.dataset_code` makes for ``recommend``'s
 ``torch_dataset`` export, loaded as a module of its own (so workers of any
 start method can import it), and the ``DataLoader`` gets the arguments of the
-``torch_dataloader`` export.  Only the generator is added, seeded from the
-workload's seed, so every trial of a sweep shuffles the same way.
+``torch_dataloader`` export.  Two arguments are added: the generator, seeded
+from the workload's seed so every trial of a sweep shuffles the same way, and
+with workers the start method a user's script gets (the platform's default,
+fork on Linux before Python 3.14): the trial's process was itself spawned, and
+its own default, spawn, would start each worker by importing torch again.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import importlib.util
+import multiprocessing
 import shutil
 import sys
 import tempfile
@@ -86,6 +90,10 @@ def torch_batches(task: TrialTask, path: Path, spec: BatchSpec) -> Generator[int
     arguments: dict[str, Any] = dataloader_arguments(task.trial.params, spec.to_dict())
     generator = torch.Generator().manual_seed(task.workload.seed)
     dataset = exported_dataset(task, spec)(str(path))
+    if arguments["num_workers"]:
+        # the platform's default: the first of the start methods (multiprocessing's docs)
+        start = multiprocessing.get_all_start_methods()[0]
+        arguments = arguments | {"multiprocessing_context": multiprocessing.get_context(start)}
     loader = DataLoader(dataset, generator=generator, **arguments)
     return _iterate(loader, spec.device, pinned=bool(arguments.get("pin_memory")))
 
