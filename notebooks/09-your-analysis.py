@@ -136,7 +136,7 @@ answer
 #
 # One spec: the file as the workload (`field: file`), the stored chunk shapes and formats,
 # `dask_chunks` (`storage`: one dask chunk per stored chunk; `auto`: dask's guess), the
-# loader's `workers`, three read patterns (your function, the training `batches` of
+# loader's `num_workers`, three read patterns (your function, the training `batches` of
 # random maps, and the time series at a few points for contrast) and three `baselines`.
 
 # %%
@@ -154,8 +154,8 @@ spec = {
         "chunks": chunks,
         "codec": "none",
         "dask_chunks": dask_chunks,
-        "workers": workers,
-        "prefetch": 2,
+        "num_workers": workers,
+        "prefetch_factor": 2,
     },
     "read": {
         "patterns": [climatology, "batches", "timeseries"],
