@@ -100,9 +100,8 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         0.125,
         generic=True,
     ),
-    # the batches read pattern's loader (runner/loader.py, runner/torch_loader.py), named as
-    # torch's DataLoader names them; the spec refuses them in sweeps without that pattern
-    # (specfile/batches.py); the first spellings workers/prefetch are model/renamed.py's
+    # the batches pattern's loader, as torch's DataLoader names them (old names: model/renamed.py);
+    # refused in sweeps without that pattern (specfile/batches.py)
     ParameterDef(
         "num_workers",
         "count",
