@@ -188,3 +188,13 @@ def test_loader_torch_without_torch_is_one_line(tmp_path, changed_spec) -> None:
         capture_output=True, text=True, cwd=tmp_path, timeout=120,
     )  # fmt: skip
     assert_usage_error(proc, "read.batches.loader", "'torch' needs PyTorch", "auto, iotune")
+
+
+def test_pin_memory_does_not_apply_to_iotunes_loader() -> None:
+    from iotune.runner.plan import make_plan
+
+    text = HEAD + "parameters: {pin_memory: [off, on]}\n"
+    text += "read: {patterns: [batches], batches: {batch: 2, batches: 2, loader: iotune}}\n"
+    plan = make_plan(load_spec_text(text))
+    assert len(plan.trials) == 1
+    assert "pin_memory does not apply to iotune's loader" in plan.points[-1].reason
