@@ -16,14 +16,14 @@ import pytest
 import xarray as xr
 import yaml
 
-STEP = 0.05
+STEP = 0.1  # long beside reading 4 tiny samples: 90 % busy even on a loaded machine
 SWEEP = {
     "version": 1,
     "name": "torch-batches",
     "workload": {"shape": {"time": 64, "y": 16, "x": 16}, "dtype": "int16"},
     "backend": "netcdf4",  # zarr's workers: tests/runner/test_torch_loader.py
     "parameters": {"chunks": [1, 16, 16], "num_workers": [0, 2], "prefetch_factor": 2},
-    "read": {"patterns": ["batches"], "batches": {"batch": 4, "batches": 8, "step": "50ms"}},
+    "read": {"patterns": ["batches"], "batches": {"batch": 4, "batches": 6, "step": "100ms"}},
     "measure": {"repeats": 1, "noise_probes": 0},
 }
 
@@ -50,8 +50,8 @@ def test_auto_measures_with_torchs_dataloader_where_torch_is_installed(torch_run
     assert ds.attrs["provenance_loader"] == "torch"
     assert ds.attrs["provenance_version_torch"] == torch_module.__version__
     batches = ds.sel(pattern="batches")
-    # a 50 ms step per batch: 8 batches take at least 0.4 s, and the accelerator is busy
-    assert (batches["read_s"] >= 8 * STEP).all()
+    # a 100 ms step per batch: 6 batches take at least 0.6 s, and the accelerator is busy
+    assert (batches["read_s"] >= 6 * STEP).all()
     utilisation = batches["read_utilisation"].values
     assert ((utilisation > 0) & (utilisation <= 1)).all()
     assert (batches["read_first_batch_s"] < batches["read_s"]).all()
