@@ -9,9 +9,9 @@ backend before every repeat's reads, untimed, as a trial does); a cold cache bef
 (``iotune.measuring.measure``'s ``prepare_cache``, the eviction iotune uses,
 residency checked with mincore).
 
-* iotune: ``iotune run`` of a spec with ``read.patterns: [batches]`` and
-  ``workers`` swept, in a new process as a user types it; its samples/s
-  (``read_samples_per_s``) per repeat from results.nc.
+* iotune: ``iotune run`` of a spec with ``read.patterns: [batches]``,
+  ``read.batches.loader: iotune`` and ``num_workers`` swept, in a new process as
+  a user types it; its samples/s (``read_samples_per_s``) per repeat from results.nc.
 * hand-written: a new process (``--hand``) doing what a user writes with
   ``multiprocessing`` the way torch's DataLoader does it: an index queue per
   worker (batch k to worker k % workers), one result queue, ``prefetch`` batches
@@ -55,6 +55,7 @@ from fidelity import page_reporting_held
 def spec_of(args: argparse.Namespace) -> dict[str, Any]:
     t, y, x = args.shape
     batches = {"sample": {"time": 1}, "batch": args.batch, "batches": args.batches, "shuffle": True}
+    batches["loader"] = "iotune"  # iotune's own loader against the hand-written one
     return {
         "version": 1,
         "name": "batches-vs-hand",
@@ -62,8 +63,8 @@ def spec_of(args: argparse.Namespace) -> dict[str, Any]:
         "backend": args.backend,
         "parameters": {
             "chunks": [args.chunks],
-            "workers": args.workers,
-            "prefetch": [args.prefetch],
+            "num_workers": args.workers,
+            "prefetch_factor": [args.prefetch],
         },
         "read": {"patterns": ["batches"], "batches": batches},
         "measure": {"repeats": args.repeats, "noise_probes": 0},
@@ -206,12 +207,13 @@ def through_iotune(folder: Path, spec: Path, i: int, workers: list[int]) -> dict
     subprocess.run(cmd, check=True, cwd=folder, capture_output=True, text=True)
     with xr.open_dataset(out / "results.nc") as ds:
         rates = ds["read_samples_per_s"].sel(pattern="batches")
-        rates = rates.squeeze([d for d in rates.dims if d not in ("workers", "repeat")], drop=True)
-        if "workers" not in rates.dims:
-            rates = rates.expand_dims(workers=workers)  # one count: not a dimension
+        others = [d for d in rates.dims if d not in ("num_workers", "repeat")]
+        rates = rates.squeeze(others, drop=True)
+        if "num_workers" not in rates.dims:
+            rates = rates.expand_dims(num_workers=workers)  # one count: not a dimension
         found = {}
-        for w in rates["workers"].values:
-            found[int(w)] = [float(v) for v in np.atleast_1d(rates.sel(workers=w).values)]
+        for w in rates["num_workers"].values:
+            found[int(w)] = [float(v) for v in np.atleast_1d(rates.sel(num_workers=w).values)]
         return found
 
 

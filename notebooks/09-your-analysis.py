@@ -143,7 +143,7 @@ answer.map(lambda v: format_number(v, significant=4)).to_frame(variable)
 # One spec: the file as the workload (`field: file`), the stored chunk shapes, codecs and formats,
 # `dask_chunks` (`storage`: one dask chunk per stored chunk; the `dask-auto` baseline is
 # dask's guess, and `"auto"` in the list sweeps it at every layout), the
-# loader's `workers`, three read patterns (your function, the training `batches` of
+# loader's `num_workers`, three read patterns (your function, the training `batches` of
 # random maps, and the time series at a few points for contrast) and three `baselines`.
 
 # %%
@@ -162,8 +162,8 @@ spec = {
         "codec": codecs,
         "level": 1,
         "dask_chunks": dask_chunks,
-        "workers": workers,
-        "prefetch": 2,
+        "num_workers": workers,
+        "prefetch_factor": 2,
     },
     "read": {
         "patterns": [climatology, "batches", "timeseries"],

@@ -5,7 +5,8 @@ Specs: ``make_spec`` and ``small_spec`` (the small netCDF4 sweep ``SMALL`` with 
 and dotted-path edits of it).
 
 File systems: ``tmpfs`` mounts a small (or read-only) tmpfs, skipping where that is
-impossible unless ``IOTUNE_REQUIRE_TMPFS=1``.
+impossible unless ``IOTUNE_REQUIRE_TMPFS=1``.  ``torch_module``: PyTorch, or a skip (a failure
+with ``IOTUNE_REQUIRE_TORCH=1``).
 
 Results: ``fake_results`` (the real schema, made-up numbers), ``crafted_results`` (a known
 winner, runner-up and baseline) and ``product_results`` (throughput a product of one
@@ -409,3 +410,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         path = item.nodeid.split("::")[0]
         weight[path] = weight.get(path, 0) + (item.get_closest_marker("slow") is not None)
     items.sort(key=lambda item: -weight[item.nodeid.split("::")[0]])
+
+
+@pytest.fixture(scope="session")
+def torch_module():
+    """PyTorch, for the tests of the batches pattern's torch loader.
+
+    Skips with the reason where it is not installed, unless ``IOTUNE_REQUIRE_TORCH=1``,
+    which makes that a failure.
+    """
+    try:
+        import torch
+    except ImportError as err:
+        if os.environ.get("IOTUNE_REQUIRE_TORCH") == "1":
+            pytest.fail(f"IOTUNE_REQUIRE_TORCH=1 but torch cannot be imported: {err}")
+        pytest.skip(f"PyTorch is not installed (pip install torch): {err}")
+    return torch

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.analysis import exports
+from iotune.analysis.busy import cheapest_busy
 from iotune.analysis.cost import whole_cost
 from iotune.analysis.points import hints_of, storage_of, target_of
 from iotune.backends import readability
@@ -27,7 +28,7 @@ from iotune.model.objective import Objective
 from iotune.model.readers import Readability
 from iotune.results import partial, ties
 from iotune.results.accessor import plain  # and ds.iotune
-from iotune.results.batches import batches_of, loader_figures
+from iotune.results.batches import batches_of, loader_at, loader_figures
 from iotune.results.gaps import MIN_REPEATS
 from iotune.results.objective import Candidate
 from iotune.results.speedup import layouts, not_measured, vs_baselines
@@ -92,8 +93,9 @@ class Recommendation:
     #: what each baseline laid out, and the baselines not measured with why
     baseline_layouts: dict[str, str] = field(default_factory=dict)
     baselines_missing: list[str] = field(default_factory=list)
-    #: the winner's median ``samples_per_s`` and ``first_batch_s`` (the batches pattern)
-    batches: dict[str, float] = field(default_factory=dict)
+    #: the winner's median ``samples_per_s``, ``first_batch_s`` and ``utilisation`` (the
+    #: batches pattern), and ``loader``: who measured them (``torch`` or ``iotune``)
+    batches: dict[str, Any] = field(default_factory=dict)
     #: the baseline is not beaten beyond noise: :class:`iotune.results.ties.Keep` as a
     #: dict, and the line that says so first
     keep: dict[str, Any] = field(default_factory=dict)
@@ -224,6 +226,9 @@ def recommend_with(
         ranking, ties.defaults_of(ds), ties.objective_noise(ds, ranking.objective.weights or {})
     )
     winner, runner, sep = chosen_pick.winner, chosen_pick.runner_up, chosen_pick.separation
+    cheap, busy_note = cheapest_busy(ds, ranking.candidates, chosen)
+    if cheap is not None and cheap is not winner:  # speed beyond the step's buys nothing
+        winner, runner = cheap, winner
     if current:
         baseline, note = _current(current, ranking.candidates)
     else:
@@ -261,7 +266,7 @@ def recommend_with(
         keep_text=kept_settings.text(winner.label, _objective_name(chosen))
         if kept_settings
         else "",
-        tie_note=chosen_pick.note,
+        tie_note=" ".join(n for n in (busy_note, chosen_pick.note) if n),
         undecided=chosen_pick.undecided_text,
         separated=None if sep is None else sep.beats,
         separation="only one configuration met the constraints" if sep is None else sep.text,
@@ -282,7 +287,7 @@ def recommend_with(
         vs_baselines=speedups,
         baseline_layouts=layouts(ds),
         baselines_missing=not_measured(ds),
-        batches=loader_figures(ds, winner.coords),
+        batches=_batches(ds, winner.coords),
         readers=readability(winner.settings),
         portable_note=ranking.note,
         partial_note=partial.note(ds),
@@ -295,6 +300,12 @@ def _per_call(winner: Candidate, weights: Mapping[str, float]) -> dict[str, Any]
     metric = next(iter(weights)) if len(weights) == 1 else ""
     found = winner.seconds_per_call.get(metric)
     return {"metric": metric, **found} if found else {}
+
+
+def _batches(ds: xr.Dataset, coords: Mapping[str, Any]) -> dict[str, Any]:
+    """The batches figures at ``coords`` and who measured them (empty without the pattern)."""
+    found: dict[str, Any] = dict(loader_figures(ds, coords))
+    return found | {"loader": loader_at(ds, coords)} if found else {}
 
 
 def _objective_name(weights: Mapping[str, float]) -> str:

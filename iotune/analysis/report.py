@@ -96,7 +96,9 @@ def render_text(rec: Recommendation) -> str:
         lines.append(
             f"{'':<11} batches: {format_number(rec.batches['samples_per_s'])} samples/s, "
             f"first batch after {format_number(rec.batches['first_batch_s'])} s (medians)"
+            + _busy(rec.batches)
         )
+        lines.append(f"{'':<11} {_measured_by(rec.batches.get('loader', ''))}")
     if rec.runner_up is not None:
         lines += _candidate_lines("runner-up", rec.runner_up)
     lines.append(f"  {rec.separation}")
@@ -301,3 +303,15 @@ def _baseline_lines(rec: Recommendation) -> list[str]:
         f"(ratio {rec.winner.ratio:.2f} vs {base.ratio:.2f})"
     )
     return lines
+
+
+def _busy(figures: dict) -> str:
+    """``, accelerator 93 % busy`` when the sweep simulated a step (utilisation known)."""
+    found = figures.get("utilisation")
+    return "" if found is None or found != found else f", accelerator {found:.0%} busy"
+
+
+def _measured_by(loader: str) -> str:
+    if loader == "torch":
+        return "measured by torch's DataLoader over the exported Dataset (as below)"
+    return "measured by iotune's own loader (PyTorch was not used)"

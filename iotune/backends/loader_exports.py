@@ -75,20 +75,23 @@ def dataset_code(
 
 
 def dataloader_arguments(settings: Mapping[str, Any], batches: Mapping[str, Any]) -> dict:
-    """``DataLoader``'s keyword arguments for the point's ``workers`` and ``prefetch``.
+    """``DataLoader``'s keyword arguments for the point's ``num_workers``, ``prefetch_factor``
+    and ``pin_memory``.
 
     torch refuses ``prefetch_factor`` and ``persistent_workers`` without worker
-    processes, so ``workers: 0`` gives neither.
+    processes, so ``num_workers: 0`` gives neither.
     """
-    workers = int(settings.get("workers") or 0)
+    workers = int(settings.get("num_workers") or 0)
     args: dict[str, Any] = {
         "batch_size": int(batches.get("batch", 32)),
         "shuffle": bool(batches.get("shuffle", True)),
         "num_workers": workers,
     }
     if workers:
-        args["prefetch_factor"] = int(settings.get("prefetch") or 2)
+        args["prefetch_factor"] = int(settings.get("prefetch_factor") or 2)
         args["persistent_workers"] = True
+    if settings.get("pin_memory") in ("on", True):
+        args["pin_memory"] = True
     return args
 
 

@@ -204,6 +204,7 @@ def clean(args: argparse.Namespace) -> int:
 def show(args: argparse.Namespace) -> int:
     from iotune.app import api
     from iotune.results import summary
+    from iotune.results.batches import loader_note
 
     ds = api.open_results(args.results)
     if args.format != "json":
@@ -224,6 +225,7 @@ def show(args: argparse.Namespace) -> int:
             "best": summary.best(ds),
             "recommended": api.pick_dict(ds),
             **({"dask_chunks_split": splits} if (splits := summary.dask_splits(ds)) else {}),
+            **({"batches_loader": note} if (note := loader_note(ds)) else {}),
         }
     )
     return EXIT_OK

@@ -100,10 +100,10 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         0.125,
         generic=True,
     ),
-    # the batches read pattern's loader (runner/loader.py), as torch's DataLoader names them;
-    # the spec refuses them in sweeps without that pattern (specfile/batches.py)
+    # the batches pattern's loader, as torch's DataLoader names them (old names: model/renamed.py);
+    # refused in sweeps without that pattern (specfile/batches.py)
     ParameterDef(
-        "workers",
+        "num_workers",
         "count",
         "parallel",
         "loader worker processes (batches pattern; 0: in the trial's process)",
@@ -112,12 +112,21 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         generic=True,
     ),
     ParameterDef(
-        "prefetch",
+        "prefetch_factor",
         "count",
         "parallel",
         "batches in flight per loader worker (batches pattern)",
         parsers.count(1, 64),
         2,
+        generic=True,
+    ),
+    ParameterDef(
+        "pin_memory",
+        "enum",
+        "parallel",
+        "batches copied to page-locked memory (batches pattern; torch loader)",
+        parsers.parse_switch,
+        "off",
         generic=True,
     ),
     # parallel I/O (the mpiio backend; IOR's vocabulary)

@@ -29,6 +29,9 @@ RENAMED: dict[str, tuple[str, str]] = {
     # the ROMIO hints that set Lustre striping, beside lfs's stripe_count and stripe_size
     "striping_factor": ("stripe_count_hint", "the stripe count, set through an MPI-IO hint"),
     "striping_unit": ("stripe_size_hint", "the stripe size, set through an MPI-IO hint"),
+    # the batches loader's knobs as torch's DataLoader names them (workers: dask's workers too)
+    "workers": ("num_workers", "DataLoader's num_workers; --workers is dask's"),
+    "prefetch": ("prefetch_factor", "DataLoader's prefetch_factor"),
 }
 FIRST_NAMES = {new: old for old, (new, _why) in RENAMED.items()}
 #: the release that drops the old spellings

@@ -124,13 +124,20 @@ class BatchSpec:
     named are whole): ``(("time", 1),)`` is one map per sample, a window of every
     dimension tiles the array into boxes.  A repeat reads ``batches`` batches of
     ``batch`` samples, in a random order from the workload seed with ``shuffle``,
-    else in order.
+    else in order.  ``loader`` is who reads them (``auto``: torch's ``DataLoader``
+    where torch is importable, else iotune's own loader); ``step`` the seconds a
+    simulated accelerator computes per batch (0: none); ``device`` where each batch goes.
     """
 
     sample: tuple[tuple[str, int], ...] = ()
     batch: int = 32
     batches: int = 20
     shuffle: bool = True
+    loader: str = "auto"
+    step: float = 0.0
+    device: str = "cpu"
+    #: ``batches`` was not given: the spec sets it from the loader knobs (specfile/batches.py)
+    default_batches: bool = field(default=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for dim, size in self.sample:
@@ -142,11 +149,18 @@ class BatchSpec:
                 raise ValueError(f"read.batches.{name}: {value!r}; allowed: an integer >= 1")
 
     def to_dict(self) -> dict[str, Any]:
+        # loader, step and device only when set, so sweeps without them keep their digest
+        extra = {
+            k: v
+            for k, v in (("loader", self.loader), ("step", self.step), ("device", self.device))
+            if v != getattr(BatchSpec, k)
+        }
         return {
             "sample": dict(self.sample),
             "batch": self.batch,
             "batches": self.batches,
             "shuffle": self.shuffle,
+            **extra,
         }
 
 

@@ -29,7 +29,14 @@ VARIABLES = {
         "s",
         "time to the first batch, loader workers' start included (batches)",
     ),
+    "read_utilisation": (
+        "utilisation",
+        "1",
+        "accelerator utilisation after the first batch: compute over total time (batches step)",
+    ),
 }
+#: who read the batches: torch's DataLoader over the exported Dataset, or iotune's loader
+LOADER = "read_loader"
 
 
 def assign(ds: xr.Dataset, plan: Plan, done: Mapping[str, TrialResult]) -> xr.Dataset:
@@ -42,6 +49,7 @@ def assign(ds: xr.Dataset, plan: Plan, done: Mapping[str, TrialResult]) -> xr.Da
     shape = tuple(len(plan.coords[d]) for d in pdims)
     p = patterns.index(PATTERN)
     arrays = {n: np.full((*shape, len(patterns), sweep.measure.most), np.nan) for n in VARIABLES}
+    loaders = np.full(shape, "", dtype=object)
     for point in plan.points:
         result = done.get(point.trial_id) if point.trial_id else None
         if result is None or result.status != "ok":
@@ -51,15 +59,32 @@ def assign(ds: xr.Dataset, plan: Plan, done: Mapping[str, TrialResult]) -> xr.Da
         where: tuple = (*index, p, slice(0, len(runs)))
         for name, (key, *_rest) in VARIABLES.items():
             arrays[name][where] = [r.get(key, np.nan) for r in runs]
+        loaders[index] = next((str(r["loader"]) for r in runs if r.get("loader")), "")
     dims = (*pdims, "pattern", "repeat")
     data_vars: dict[str, Any] = {
         name: (dims, arrays[name], {"units": units, "long_name": long})
         for name, (_key, units, long) in VARIABLES.items()
     }
+    data_vars[LOADER] = (pdims, loaders.astype(str), {"long_name": "loader of the batches"})
     ds = ds.assign(data_vars)
     if sweep.read.batches is not None:
         ds.attrs["batches"] = json.dumps(sweep.read.batches.to_dict())
+    # the sweep's loaders, in provenance beside the libraries' versions
+    ds.attrs["provenance_loader"] = ", ".join(sorted({str(v) for v in loaders.flat if v}))
     return ds
+
+
+def loader_at(ds: xr.Dataset, coords: Mapping[str, Any]) -> str:
+    """``torch`` or ``iotune``: who measured the batches at ``coords`` (empty: unknown).
+
+    Results written before the loader was recorded were all measured by iotune's.
+    """
+    if LOADER not in ds:
+        return "iotune" if "read_samples_per_s" in ds else ""
+    try:
+        return str(ds[LOADER].sel(**dict(coords)).values.ravel()[0])
+    except (KeyError, ValueError, IndexError):
+        return ""
 
 
 def batches_of(ds: xr.Dataset) -> dict[str, Any] | None:
@@ -90,3 +115,18 @@ def loader_figures(ds: xr.Dataset, coords: Mapping[str, Any]) -> dict[str, float
         if values.size and not np.isnan(values).all():
             found[key] = float(np.nanmedian(values))
     return found
+
+
+def loader_note(ds: xr.Dataset) -> str:
+    """Which loader measured the batches figures, in a line (empty without the pattern)."""
+    if "read_samples_per_s" not in ds:
+        return ""
+    found = str(ds.attrs.get("provenance_loader") or "iotune")  # older results: iotune's
+    torch = ds.attrs.get("provenance_version_torch")
+    said = {
+        "torch": f"torch's DataLoader (torch {torch or '?'}) over the exported Dataset",
+        "iotune": "iotune's own loader (not torch's DataLoader)",
+    }
+    if found in said:
+        return f"read:batches measured by {said[found]}"
+    return f"read:batches measured by {found} (each point's loader: read_loader)"

@@ -17,6 +17,7 @@ from iotune.core.errors import RecommendError
 from iotune.core.units import format_duration, format_number
 from iotune.results import percall
 from iotune.results.accessor import label, value_label  # and ds.iotune
+from iotune.results.batches import loader_note
 from iotune.results.labels import plain
 from iotune.results.objective import own_patterns
 
@@ -157,7 +158,8 @@ def format_best(ds: xr.Dataset) -> str:
                 f"  {row['metric']:<18} {format_number(row['MiBps']):>9} MiB/s  ratio "
                 f"{row['ratio']:5.2f}  {row['config']}{per_call}"
             )
-    return "\n".join(lines)
+    note = loader_note(ds)
+    return "\n".join([*lines, f"  {note}"] if note else lines)
 
 
 def _rate(mibps: float) -> str:

@@ -1,14 +1,18 @@
-"""The ``batches`` pattern, read the way torch's DataLoader reads a map-style dataset.
+"""The ``batches`` pattern read by iotune's own loader, the way torch's DataLoader reads.
 
-With ``workers: 0`` the trial's process opens the store and reads batch after
-batch.  Otherwise, as ``_MultiProcessingDataLoaderIter`` does, ``workers``
-processes each open the store once (the backend's own reader) and assemble
-whole batches; batch ``k`` goes to worker ``k % workers``, at most
-``prefetch * workers`` batches are outstanding (one more is handed out as each
+Used where PyTorch is not installed, or where the spec asks for it
+(``read.batches.loader: iotune``); otherwise torch's own ``DataLoader`` reads
+(:mod:`iotune.runner.torch_loader`).  With ``num_workers: 0`` the trial's
+process opens the store and reads batch after batch.  Otherwise, as
+``_MultiProcessingDataLoaderIter`` does, ``num_workers`` processes each open
+the store once (the backend's own reader) and assemble whole batches; batch
+``k`` goes to worker ``k % num_workers``, at most ``prefetch_factor x
+num_workers`` batches are outstanding (one more is handed out as each
 arrives), and batches come back in order.  Each worker has its own result pipe,
 fed by a sender thread as a ``multiprocessing.Queue`` is, so a worker runs
 ahead while the trial takes earlier batches, and a worker that dies is seen at
-once (its pipe ends, its sentinel fires) instead of blocking the trial.
+once (its pipe ends, its sentinel fires) instead of blocking the trial.  Both
+loaders are consumed by the same loop (:mod:`iotune.measuring.steady`).
 
 Workers start from a fork server (fork is unsafe in a threaded process; HDF5
 and zarr start threads), which has imported this module and the backend's
@@ -27,6 +31,7 @@ import queue
 import signal
 import threading
 import time
+from collections.abc import Generator
 from multiprocessing import connection
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,7 @@ from iotune.backends.base import SlabBackend
 from iotune.core.errors import LoaderError, one_line
 from iotune.core.processes import die_with_parent
 from iotune.measuring.samples import Samples, batch_indices
+from iotune.measuring.steady import consume, figures
 from iotune.model.records import TrialTask
 from iotune.model.spec import BatchSpec
 from iotune.runner.placed import make_backend
@@ -57,51 +63,49 @@ def batch_spec(task: TrialTask) -> BatchSpec:
 def read_batches(task: TrialTask, backend: SlabBackend, path: Path) -> dict[str, Any]:
     """Read one repeat of the batches pattern; the read entry without its cache keys.
 
+    The loader is torch's ``DataLoader`` over the exported ``Dataset`` or iotune's own
+    (:func:`iotune.runner.torch_loader.loader_of`); the entry says which (``loader``).
+
     Raises
     ------
     LoaderError
         A worker failed (its reason) or died (its exit code or signal).
     """
+    from iotune.runner import torch_loader
+
     spec = batch_spec(task)
-    samples = Samples.of(task.workload, spec)
-    batches = batch_indices(task.workload, spec)
-    workers = int(task.trial.params.get("workers") or 0)
+    loader = torch_loader.loader_of(task)
     c0 = time.process_time()
-    if workers == 0:
-        first, total, delivered, traffic = _in_process(task, backend, path, samples, batches)
+    traffic: dict[str, Any] = {}
+    if loader == "torch":
+        source = torch_loader.torch_batches(task, path, spec)
+    elif int(task.trial.params.get("num_workers") or 0) == 0:
+        source = _in_process(task, backend, path, traffic)
     else:
-        prefetch = int(task.trial.params.get("prefetch") or 2)
-        first, total, delivered = _with_workers(task, path, batches, workers, prefetch)
-        traffic = None  # each worker's requests stay in the worker
-    count = spec.batch * spec.batches
-    return (traffic or {}) | {
-        "s": total,
-        "cpu_s": time.process_time() - c0,
-        "bytes": delivered,
-        "ops": count,
-        "MiBps": delivered / MiB / total,
-        "ops_per_s": count / total,
-        "samples_per_s": count / total,
-        "first_batch_s": first,
-    }
+        _start_server(task.trial.backend)  # untimed, as a user's interpreter is already up
+        source = _with_workers(task, path)
+    try:
+        timeline = consume(source, spec.batches, spec.step)
+    finally:
+        source.close()  # stops the workers: after the timed span, as iterating ends in a loop
+    entry = figures(timeline, spec.batch, spec.step)
+    return traffic | entry | {"cpu_s": time.process_time() - c0, "loader": loader}
 
 
 def _in_process(
-    task: TrialTask, backend: SlabBackend, path: Path, samples: Samples, batches: list[list[int]]
-) -> tuple[float, float, int, dict[str, Any] | None]:
-    """``workers: 0``: the trial's process reads every batch itself."""
-    first, delivered = 0.0, 0
-    t0 = time.perf_counter()
+    task: TrialTask, backend: SlabBackend, path: Path, traffic: dict[str, Any]
+) -> Generator[int, None, None]:
+    """``num_workers: 0``: the trial's process reads every batch; ``traffic``: its requests."""
+    samples = Samples.of(task.workload, batch_spec(task))
     reader = backend.open_reader(path, task.workload, task.trial.params)
     try:
-        for indices in batches:
+        for indices in batch_indices(task.workload, batch_spec(task)):
             batch = np.stack([reader.read(samples.selection(i)) for i in indices])
-            delivered += batch.nbytes
-            first = first or time.perf_counter() - t0
+            yield batch.nbytes
             del batch  # as a training step drops its batch before the next
     finally:
         reader.close()
-    return first, time.perf_counter() - t0, delivered, reader.traffic()
+        traffic.update(reader.traffic() or {})
 
 
 class _Pool:
@@ -186,19 +190,20 @@ class _Pool:
             pipe.close()
 
 
-def _with_workers(
-    task: TrialTask, path: Path, batches: list[list[int]], workers: int, prefetch: int
-) -> tuple[float, float, int]:
-    """``workers > 0``: worker processes assemble batches, ``prefetch`` each in flight."""
+def _with_workers(task: TrialTask, path: Path) -> Generator[int, None, None]:
+    """``num_workers > 0``: worker processes assemble batches, ``prefetch_factor`` each in flight.
+
+    Each worker's requests stay in the worker: no traffic is reported.
+    """
+    batches = batch_indices(task.workload, batch_spec(task))
+    workers = int(task.trial.params["num_workers"])
+    prefetch = int(task.trial.params.get("prefetch_factor") or 2)
     if multiprocessing.current_process().daemon:
         raise LoaderError(
-            "workers > 0 needs a trial process that may start processes; this one is "
-            "daemonic (dask: set distributed.worker.daemon to false) - allowed: workers 0"
+            "num_workers > 0 needs a trial process that may start processes; this one is "
+            "daemonic (dask: set distributed.worker.daemon to false) - allowed: num_workers 0"
         )
-    _start_server(task.trial.backend)
-    first, delivered = 0.0, 0
-    t0 = time.perf_counter()
-    pool, done = _Pool(), False
+    pool, failed = _Pool(), True
     try:
         pool.start(task, path, workers)
         sent = min(prefetch * workers, len(batches))
@@ -206,17 +211,17 @@ def _with_workers(
             pool.send(k, batches[k])
         for k in range(len(batches)):
             data = pool.receive(k)
-            delivered += len(data)
-            first = first or time.perf_counter() - t0
+            yield len(data)
             del data
             if sent < len(batches):
                 pool.send(sent, batches[sent])
                 sent += 1
-        total = time.perf_counter() - t0
-        done = True
+        failed = False
+    except GeneratorExit:  # the consumer took what it needed, or was interrupted
+        failed = False
+        raise
     finally:
-        pool.stop(STOP_GRACE_S if done else 0.0)
-    return first, total, delivered
+        pool.stop(0.0 if failed else STOP_GRACE_S)
 
 
 def _start_server(backend: str) -> None:

@@ -163,14 +163,17 @@ def resolve_point(backend: str, given: dict[str, Any], sweep: Sweep):
         for k in given
         if k not in cls.parameters and k not in runner
     ]
-    if generic.get("workers") and cls.in_memory:
+    if generic.get("num_workers") and cls.in_memory:
         return NotApplicable(
-            f"workers {generic['workers']} does not apply to {backend}: its data lives in the "
-            "trial's process, which loader workers cannot read"
+            f"num_workers {generic['num_workers']} does not apply to {backend}: its data lives "
+            "in the trial's process, which loader workers cannot read"
         )
-    if generic.get("prefetch") is not None and not generic.get("workers"):
-        generic["prefetch"] = None  # batches read in the trial's process: none in flight
-        foreign.append("prefetch does not apply with workers 0")
+    if generic.get("prefetch_factor") is not None and not generic.get("num_workers"):
+        generic["prefetch_factor"] = None  # batches read in the trial's process: none in flight
+        foreign.append("prefetch_factor does not apply with num_workers 0")
+    if generic.get("pin_memory") is not None and _iotune_loader(sweep):
+        generic["pin_memory"] = None  # iotune's loader has no page-locked memory
+        foreign.append("pin_memory does not apply to iotune's loader (only torch's pins)")
     try:
         effective, notes = cls.resolve(own, sweep.workload_at(given.get("fidelity")))
     except NotApplicable as err:
@@ -180,6 +183,14 @@ def resolve_point(backend: str, given: dict[str, Any], sweep: Sweep):
     if why:
         return NotApplicable(why)
     return {**effective, **generic}, [*notes, *foreign]
+
+
+def _iotune_loader(sweep: Sweep) -> bool:
+    """Whether the sweep's batches are read by iotune's own loader (no torch to pin memory)."""
+    from iotune.specfile.batches import torch_installed
+
+    spec = sweep.read.batches
+    return spec is not None and (spec.loader == "iotune" or not torch_installed())
 
 
 def _merge(resolved: list, sweep: Sweep) -> tuple[list[GridPoint], list[Trial]]:

@@ -22,6 +22,7 @@ LIBRARIES = (
     "obstore",
     "s3fs",
     "fsspec",
+    "torch",  # the batches pattern's DataLoader (runner/torch_loader.py)
 )
 
 

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from iotune.model.checks import fail, integer, mapping, section
+from iotune.core.errors import NotApplicable
+from iotune.model.checks import choice, fail, integer, mapping, section
 from iotune.model.spec import BatchSpec
 
 if TYPE_CHECKING:
     from iotune.model.spec import ReadSpec, Sweep, Workload
 
-KEYS = ("sample", "batch", "batches", "shuffle")
+KEYS = ("sample", "batch", "batches", "shuffle", "loader", "step", "device")
 #: the parameters of the batches pattern's loader (:mod:`iotune.runner.loader`)
-LOADER_KNOBS = ("workers", "prefetch")
+LOADER_KNOBS = ("num_workers", "prefetch_factor", "pin_memory")
+LOADERS = ("auto", "torch", "iotune")
+DEVICES = ("cpu", "cuda")
+#: a default repeat reads this many batches per batch in flight, so steady state dominates
+BATCHES_PER_SLOT = 8
+#: seconds per unit of ``read.batches.step``
+STEP_UNITS = {"ms": 1e-3, "s": 1.0, "": 1.0}
 #: more samples than this per repeat would take hours on any store
 MAX_SAMPLES = 10_000_000
 
@@ -47,11 +56,20 @@ def parse_batches(value: object, workload: Workload) -> BatchSpec:
         for dim, size in sample.items()
     )
     batch = integer(data.get("batch", 32), "read.batches.batch", minimum=1, maximum=1_000_000)
-    batches = integer(data.get("batches", 20), "read.batches.batches", minimum=1)
+    batches = integer(data.get("batches", 1), "read.batches.batches", minimum=1)
     shuffle = data.get("shuffle", True)
     if not isinstance(shuffle, bool):
         raise fail("read.batches.shuffle", f"{shuffle!r} is not allowed; allowed: true, false")
-    spec = BatchSpec(extents, batch, batches, shuffle)
+    spec = BatchSpec(
+        extents,
+        batch,
+        batches,
+        shuffle,
+        loader=choice(data.get("loader", "auto"), "read.batches.loader", LOADERS),
+        step=parse_step(data.get("step", 0)),
+        device=choice(data.get("device", "cpu"), "read.batches.device", DEVICES),
+        default_batches="batches" not in data,
+    )
     samples = sample_count(workload, spec)
     wanted = batch * batches
     if wanted > min(samples, MAX_SAMPLES):
@@ -61,6 +79,22 @@ def parse_batches(value: object, workload: Workload) -> BatchSpec:
             f"{samples} samples of {_shape(spec, workload)}; allowed: at most {samples}",
         )
     return spec
+
+
+def parse_step(value: object) -> float:
+    """``read.batches.step`` in seconds: ``50ms``, ``0.2s`` or a number of seconds (0: none)."""
+    allowed = "allowed: a time like 50ms or 0.2s, or 0 for no step"
+    if isinstance(value, bool):
+        raise fail("read.batches.step", f"{value!r} is not a time; {allowed}")
+    text = str(value).strip().replace(" ", "")
+    unit = text.lstrip("0123456789.")
+    try:
+        number = float(text[: len(text) - len(unit)])
+    except ValueError:
+        raise fail("read.batches.step", f"{value!r} is not a time; {allowed}") from None
+    if unit not in STEP_UNITS or not math.isfinite(number) or number < 0:
+        raise fail("read.batches.step", f"{value!r} is not a time; {allowed}")
+    return number * STEP_UNITS[unit]
 
 
 def sample_count(workload: Workload, spec: BatchSpec) -> int:
@@ -79,7 +113,7 @@ def _shape(spec: BatchSpec, workload: Workload) -> str:
 
 
 def check_loader_knobs(parameters: object, read: ReadSpec) -> None:
-    """Refuse ``workers`` or ``prefetch`` in a sweep whose reads have no ``batches``.
+    """Refuse the loader knobs (``num_workers``...) in a sweep whose reads have no ``batches``.
 
     ``parameters`` is the spec's section as written (checked before the values are).
 
@@ -121,3 +155,85 @@ def check_fidelity(sweep: Sweep) -> None:
                     f"{value} keeps {held} samples; read.batches needs "
                     f"{spec.batch * spec.batches}; allowed: a larger fidelity or fewer batches",
                 )
+
+
+def finish_batches(sweep: Sweep) -> Sweep:
+    """``sweep`` with its default number of batches set, once the loader knobs are known.
+
+    Also refuses a loader or device this machine or a backend cannot give.
+
+    Raises
+    ------
+    SpecError
+        Naming the field, the value and what is allowed.
+    """
+    spec = sweep.read.batches
+    if spec is None:
+        return sweep
+    _check_loader(spec, sweep.backends)
+    if spec.default_batches:
+        spec = replace(spec, batches=default_batches(sweep, spec))
+        sweep = replace(sweep, read=replace(sweep.read, batches=spec))
+    check_fidelity(sweep)
+    return sweep
+
+
+def default_batches(sweep: Sweep, spec: BatchSpec) -> int:
+    """Enough batches that steady state dominates a repeat, as many as the smallest file holds.
+
+    ``BATCHES_PER_SLOT`` batches per batch in flight (``num_workers x prefetch_factor``
+    at the largest the sweep sets), at least 20.
+    """
+    values = {p.name: [v for v in p.values if isinstance(v, int)] for p in sweep.parameters}
+    workers = max([1, *values.get("num_workers", [])])
+    prefetch = max(values.get("prefetch_factor") or [2])
+    fidelities = [v for p in sweep.parameters if p.name == "fidelity" for v in p.values] or [None]
+    held = min(sample_count(sweep.workload_at(f), spec) for f in fidelities)
+    most = min(held, MAX_SAMPLES) // spec.batch
+    return max(1, min(max(20, BATCHES_PER_SLOT * workers * prefetch), most))
+
+
+def torch_installed() -> bool:
+    """Whether PyTorch can be imported here (looked up, not imported: that takes seconds)."""
+    return importlib.util.find_spec("torch") is not None
+
+
+def _check_loader(spec: BatchSpec, backends: tuple[str, ...]) -> None:
+    from iotune.backends import get_backend
+    from iotune.backends.exports_base import Target
+
+    if spec.device == "cuda":
+        _check_cuda(spec)
+    if spec.loader != "torch":
+        return
+    if not torch_installed():
+        raise fail(
+            "read.batches.loader",
+            "'torch' needs PyTorch, which is not installed here (pip install torch); "
+            "allowed without it: auto, iotune",
+        )
+    target = Target("data", ("x",), (1,), "int16")
+    for name in backends:
+        try:
+            get_backend(name).loader_open(target)
+        except NotApplicable as err:
+            raise fail(
+                "read.batches.loader", f"'torch' cannot read {name}: {err}; allowed: auto, iotune"
+            ) from None
+
+
+def _check_cuda(spec: BatchSpec) -> None:
+    if spec.loader == "iotune":
+        raise fail(
+            "read.batches.device",
+            "'cuda' needs the torch loader (read.batches.loader: iotune); allowed: cpu",
+        )
+    if not torch_installed():
+        raise fail(
+            "read.batches.device",
+            "'cuda' needs PyTorch, which is not installed here (pip install torch); allowed: cpu",
+        )
+    import torch  # type: ignore[import-not-found,unused-ignore]
+
+    if not torch.cuda.is_available():
+        raise fail("read.batches.device", "'cuda': torch sees no CUDA GPU here; allowed: cpu")

@@ -37,8 +37,8 @@ from iotune.specfile.baseline import parse_baseline
 from iotune.specfile.baselines import parse_baselines
 from iotune.specfile.batches import (
     LOADER_KNOBS,
-    check_fidelity,
     check_loader_knobs,
+    finish_batches,
     parse_batches,
 )
 from iotune.specfile.execution import parse_execution
@@ -351,8 +351,7 @@ def parse_spec(
             text=text,
             source=source,
         )
-        check_fidelity(sweep)
-        return sweep
+        return finish_batches(sweep)
     except SpecError as err:
         if source and err.source is None:
             raise SpecError(err.field, err.message, source=source) from None

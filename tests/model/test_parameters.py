@@ -81,7 +81,13 @@ def test_every_backend_applies_only_registered_parameters(backend: str) -> None:
 
 
 def test_the_runner_applies_concurrency_fidelity_and_the_loader_knobs_for_every_backend() -> None:
-    assert parameters.generic() == ("concurrency", "fidelity", "workers", "prefetch")
+    assert parameters.generic() == (
+        "concurrency",
+        "fidelity",
+        "num_workers",
+        "prefetch_factor",
+        "pin_memory",
+    )
 
 
 def test_a_fidelity_is_a_share_of_the_time_steps_never_shorter_than_a_chunk() -> None:

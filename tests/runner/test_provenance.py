@@ -162,6 +162,7 @@ def _memory_bytes() -> int:
 LIBRARIES = (
     *("iotune", "numpy", "xarray", "netCDF4", "h5py", "zarr", "numcodecs", "dask", "mpi4py"),
     *("obstore", "s3fs", "fsspec"),  # the object-store clients
+    "torch",  # the batches pattern's DataLoader
 )
 
 _VERSIONS_SCRIPT = f"""
