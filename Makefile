@@ -17,7 +17,7 @@ UV_VERSION := 0.13.9
 UV_STAMP   := $(VENV)/.uv-$(UV_VERSION)
 UV_LOCKED  := $(BIN)/uv pip install --quiet --python $(BIN)/python -c $(LOCK)
 
-.PHONY: venv venv-core venv-phdf5 demo test test-fast lint format clean bench lock check-lock
+.PHONY: venv venv-core venv-torch venv-phdf5 demo test test-fast lint format clean bench lock check-lock
 
 venv: $(STAMP)
 venv-core: $(CORE_STAMP)
@@ -39,6 +39,13 @@ $(STAMP): | $(UV_STAMP)
 	$(UV_LOCKED) -e '.[all,dev]'
 	@rm -f $(VENV)/.deps-*
 	@touch $@ $(CORE_STAMP)
+
+# PyTorch for the batches pattern's DataLoader (tests with IOTUNE_REQUIRE_TORCH=1): pip, not
+# uv, so that a machine's own CPU wheel (a constraint file naming it) is taken instead of
+# PyPI's CUDA build of several GB; not in the lock for that reason
+TORCH_VERSION ?= 2.13.0
+venv-torch: $(STAMP)
+	$(PIP) install 'torch==$(TORCH_VERSION)'
 
 # fails, naming `make lock`, when pyproject's dependencies changed after the lock was compiled
 check-lock:
