@@ -92,10 +92,9 @@ def expect_and_forecast(plan: Plan, *, farm: bool) -> tuple[Expected, list[str]]
     costs = Expected({k: c.per_byte for k, c in codecs.items()} if farm else {})
     if not warn:
         return costs, []
-    rates = forecast.Rates(expected.IO_BYTES_PER_S, expected.IO_BYTES_PER_S, expected.TASK_S)
-    return costs, dominating_lines(
-        forecast.forecast(sweep, trials, codecs, rates), DOMINATING_SHARE
-    )
+    rates = forecast.Rates(expected.IO_BYTES_PER_S, expected.IO_BYTES_PER_S, REPEAT_S)
+    found = forecast.forecast(sweep, trials, codecs, rates)
+    return costs, dominating_lines(found, DOMINATING_SHARE, at_least=MIN_SECONDS_TO_WARN)
 
 
 def warn_dominating(lines: list[str]) -> None:
