@@ -32,7 +32,7 @@ def quiet() -> Iterator[None]:
     """Silence the libraries' notes that say nothing of the measurement.
 
     zarr warns that the numcodecs codecs HDF5 filters become are outside the Zarr 3
-    spec; Icechunk logs that local storage is not safe for concurrent commits (a
+    spec; pandas that fastparquet is deprecated; Icechunk logs that local storage is not safe for concurrent commits (a
     trial commits once, from one process).
     """
     from zarr.errors import ZarrUserWarning
@@ -41,6 +41,8 @@ def quiet() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZarrUserWarning)
         warnings.simplefilter("ignore", UserWarning)
+        # pandas 3 on fastparquet, kerchunk's Parquet engine: deprecations, not measurements
+        warnings.filterwarnings("ignore", message=".*(fastparquet|future.infer_string)")
         yield
 
 
