@@ -10,6 +10,7 @@ of netCDF4/HDF5 files, read at its own shape, has a source to reference.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -59,8 +60,6 @@ class _ReferenceWriter(Writer):
 
 def _common_prefix(sources: list[Path]) -> str:
     """``file://`` URL of the deepest directory holding every source, ending in ``/``."""
-    import os
-
     folder = os.path.commonpath([str(p.resolve().parent) for p in sources])
     return Path(folder).as_uri().rstrip("/") + "/"
 
@@ -203,8 +202,18 @@ class VirtualBackend(SlabBackend):
         return sum(p.stat().st_size for p in super().paths(path))
 
     def paths(self, path: Path) -> list[Path]:
-        """The references and the source files: a cold read finds neither in the page cache."""
-        return [*super().paths(path), *self._sources]
+        """The references and the source files: a cold read finds neither in the page cache.
+
+        A backend that did not build the references (a concurrent reader's process)
+        finds the files in them.
+        """
+        refs = super().paths(path)
+        if self._sources or not refs:
+            return [*refs, *self._sources]
+        kerchunk = path.is_file() or (path / ".zmetadata").is_file()  # JSON, or Parquet's
+        form = "kerchunk-json" if kerchunk else "icechunk"
+        files, _, _ = references.referenced_files(path, form, self._variable)
+        return [*refs, *sorted(Path(f) for f in files)]
 
     def open_dataset(
         self,

@@ -32,8 +32,8 @@ def quiet() -> Iterator[None]:
     """Silence the libraries' notes that say nothing of the measurement.
 
     zarr warns that the numcodecs codecs HDF5 filters become are outside the Zarr 3
-    spec; pandas that fastparquet is deprecated; Icechunk logs that local storage is not safe for concurrent commits (a
-    trial commits once, from one process).
+    spec; pandas that fastparquet is deprecated; Icechunk logs that local storage is
+    not safe for concurrent commits (a trial commits once, from one process).
     """
     from zarr.errors import ZarrUserWarning
 
@@ -80,7 +80,8 @@ def virtual_dataset(sources: Sequence[Path]) -> Any:
             return open_virtual_mfdataset(
                 urls, registry=registry, parser=HDFParser(), combine="by_coords"
             )
-    except Exception as err:  # the parser's errors are many kinds; each becomes one line
+    # the parser's errors: HDF5's (OSError), a codec's or a layout's it cannot express
+    except (OSError, ValueError, TypeError, KeyError, NotImplementedError) as err:
         raise UsageError(_unreferenceable(sources, err)) from err
 
 
