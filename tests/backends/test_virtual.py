@@ -187,3 +187,26 @@ def test_a_generated_workload_is_refused(tmp_path: Path) -> None:
     spec.write_text(yaml.safe_dump({"version": 1, "name": "g", "workload": workload}))
     with pytest.raises(UsageError, match=r"workload.field: 'smooth' with backend virtual"):
         VirtualBackend.check_workload(load_spec(spec).workload)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"reference": "kerchunk-json", "inline_threshold": 65536, "dask_chunks": "storage"},
+        {"reference": "kerchunk-parquet", "inline_threshold": 0},
+        {"reference": "icechunk", "dask_chunks": "time=2"},
+    ],
+    ids=lambda s: s["reference"],
+)
+def test_the_pasted_code_builds_the_references_and_reads_the_source(
+    collection: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: dict
+) -> None:
+    from iotune.backends.exports_base import Target
+
+    target = Target("tas", ("time", "lat", "lon"), (FILES * STEPS, NY, NX), "float32")
+    (export,) = VirtualBackend.exports(settings, target).values()
+    monkeypatch.chdir(tmp_path)
+    scope = {"SOURCE": str(collection["root"] / "many" / "tas_*.nc")}
+    exec(compile(export["text"], "export", "exec"), scope)  # the code as a user pastes it
+    np.testing.assert_array_equal(scope["tas"].values, collection["many"])
+    assert (scope["tas"].chunks is None) == ("dask_chunks" not in settings)
