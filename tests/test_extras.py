@@ -79,5 +79,5 @@ def test_an_unknown_extra_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="unknown extra 'searhc'; known: mpi, mpich"):
         require("numpy", extra="searhc", feature="x")
     assert set(EXTRAS) == {
-        *("mpi", "mpich", "jupyter", "search", "darshan", "jobqueue", "objectstore"),
+        *("mpi", "mpich", "jupyter", "search", "darshan", "jobqueue", "objectstore", "virtual"),
     }

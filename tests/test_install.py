@@ -24,6 +24,9 @@ EXTRA_DISTRIBUTIONS = (
     "papermill",
     "dask-jobqueue",
     "ipywidgets",
+    "virtualizarr",
+    "kerchunk",
+    "icechunk",
 )
 MPIIO_SPEC = """\
 version: 1
@@ -42,6 +45,12 @@ backend: netcdf4
 parameters: {chunks: [[8, 16, 16], [1, 16, 16]]}
 read: {patterns: [full, timeseries], timeseries: {pixels: 4}}
 measure: {repeats: 1}
+"""
+VIRTUAL_SPEC = """\
+version: 1
+name: lean-virtual
+workload: {field: file, path: source.nc, variable: data}
+backend: virtual
 """
 SOURCE = (
     "import numpy as np, xarray as xr\n"
@@ -94,13 +103,17 @@ def test_the_quick_sweep_runs(lean: Path, tmp_path: Path) -> None:
         (["darshan", "missing.darshan"], "darshan", "darshan"),
         (["notebook", "NOTEBOOKS/01-quickstart.ipynb", "-o", "out"], "jupyter", "papermill"),
         (["run", "mpiio.yaml", "-o", "out"], "mpi", "mpi4py"),
+        (["run", "virtual.yaml", "-o", "out"], "virtual", "virtualizarr"),
     ],
-    ids=["tune", "darshan", "notebook", "mpiio"],
+    ids=["tune", "darshan", "notebook", "mpiio", "virtual"],
 )
 def test_a_feature_names_its_missing_extra(
     lean: Path, tmp_path: Path, args: list[str], extra: str, module: str
 ) -> None:
     (tmp_path / "mpiio.yaml").write_text(MPIIO_SPEC)
+    (tmp_path / "virtual.yaml").write_text(VIRTUAL_SPEC)
+    if extra == "virtual":  # the spec names a file, which must exist before the refusal
+        subprocess.run([lean / "python", "-c", SOURCE], cwd=tmp_path, check=True)
     args = [
         a.replace("SWEEPS", str(ROOT / "sweeps")).replace("NOTEBOOKS", str(ROOT / "notebooks"))
         for a in args

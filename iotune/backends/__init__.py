@@ -30,6 +30,7 @@ BUILTINS: dict[str, str] = {
     "zarr-object": "iotune.backends.object.zarr:ZarrObjectBackend",
     "hdf5-object": "iotune.backends.object.hdf5:Hdf5ObjectBackend",
     "netcdf4-object": "iotune.backends.object.hdf5:Netcdf4ObjectBackend",
+    "virtual": "iotune.backends.virtual.backend:VirtualBackend",
 }
 
 
@@ -54,7 +55,9 @@ def on_object_storage(name: str) -> bool:
 
 #: the built-ins whose stored array xarray opens (``SlabBackend.open_dataset``); posix,
 #: memory and mpiio store bytes without the names and shape a Dataset needs
-XARRAY_BUILTINS = ("netcdf4", "h5py", "zarr", "zarr-object", "hdf5-object", "netcdf4-object")
+XARRAY_BUILTINS = (
+    *("netcdf4", "h5py", "zarr", "zarr-object", "hdf5-object", "netcdf4-object", "virtual"),
+)
 
 
 def opens_with_xarray(name: str) -> bool:

@@ -120,6 +120,10 @@ class Backend(ABC):
         return True, str(getattr(module, "__version__", "unknown"))
 
     @classmethod  # noqa: B027 - most backends need nothing here
+    def check_workload(cls, workload: Workload) -> None:
+        """Refuse a workload the format cannot measure at all, before any trial (UsageError)."""
+
+    @classmethod  # noqa: B027 - most backends need nothing here
     def prepare_process(cls) -> None:
         """Adjust a fresh worker process before the backend's library is imported."""
 

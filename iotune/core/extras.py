@@ -33,6 +33,7 @@ EXTRAS: dict[str, str] = {
     "darshan": "darshan (pydarshan)",
     "jobqueue": "dask-jobqueue",
     "objectstore": "obstore and s3fs (storage.url: S3, GCS, Azure)",
+    "virtual": "virtualizarr, kerchunk, icechunk, fastparquet (the virtual backend's references)",
 }
 
 

@@ -159,18 +159,49 @@ def aligned_copy(array: np.ndarray, align: int = PAGE) -> np.ndarray:
     return out
 
 
-def _open(path: str | Path):
+def source_files(path: str | Path) -> list[Path]:
+    """The files of a ``field: file`` source: the path itself, or a glob's matches, sorted.
+
+    A glob (``data/tas_*.nc``) is several files read as one dataset along their record
+    dimension, as ``xarray.open_mfdataset`` combines them; a path that exists is one
+    file or store even when its name has glob characters.
+    """
+    import glob
+
+    text = str(path)
+    if Path(text).exists() or not glob.has_magic(text):
+        return [Path(text)]
+    matched = sorted(glob.glob(text))  # noqa: PTH207 (a pattern with its directory)
+    if not matched:
+        raise FileNotFoundError(errno.ENOENT, "no file matches the glob", text)
+    return [Path(m) for m in matched]
+
+
+def open_source(path: str | Path, **options: Any) -> Any:
+    """``xr.open_dataset`` of a file or store, or ``xr.open_mfdataset`` of a glob's files.
+
+    The files of a glob are combined by their coordinates (``combine="by_coords"``),
+    lazily (dask): a slab reads only its rows.
+    """
     import xarray as xr
 
-    is_store = Path(path).is_dir()
+    files = source_files(path)
+    if len(files) > 1:
+        return xr.open_mfdataset(files, combine="by_coords", **options)
+    is_store = files[0].is_dir()
     extra: dict[str, Any] = {"engine": "zarr", "consolidated": False} if is_store else {}
+    return xr.open_dataset(files[0], chunks=options.pop("chunks", None), **options, **extra)
+
+
+def _open(path: str | Path):
     # raw stored values: packed integers stay integers, as the user's archive holds them
-    return xr.open_dataset(path, mask_and_scale=False, decode_times=False, chunks=None, **extra)
+    return open_source(path, mask_and_scale=False, decode_times=False)
 
 
 def _open_checked(path: str | Path):
     """:func:`_open`, with xarray's long engine and store messages said in a few words."""
-    if not Path(path).exists():  # before xarray, whose message for a missing store is a path
+    files = source_files(path)  # a glob that matches nothing: FileNotFoundError
+    if not files[0].exists():  # before xarray, whose message for a missing store is a path
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
     try:
         return _open(path)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -91,12 +90,13 @@ def _frame(workload: Workload) -> Frame:
     import xarray as xr
 
     assert workload.path is not None and workload.variable is not None
+    from iotune.measuring.data import open_source
+
     path = workload.path
-    extra: dict[str, Any] = {"engine": "zarr", "consolidated": False} if Path(path).is_dir() else {}
-    with xr.open_dataset(path, chunks=None, **extra) as decoded:
+    with open_source(path) as decoded:
         # which variables xarray makes coordinates of (dimension and ``coordinates`` ones)
         names = [str(n) for n in decoded[workload.variable].coords]
-    with xr.open_dataset(path, decode_cf=False, chunks=None, **extra) as raw:
+    with open_source(path, decode_cf=False) as raw:
         source = raw[workload.variable].variable
         rename = dict(zip(source.dims, workload.dims, strict=True))
         index = {

@@ -380,6 +380,9 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         parsers.parse_switch,
         "on",
     ),
+    # virtual Zarr references to the source (backends/virtual): their form, chunks inlined
+    ParameterDef("reference", "enum", "format", "reference form", parsers.reference, "icechunk"),
+    ParameterDef("inline_threshold", "size", "format", "inlined below", parsers.size, "4KiB"),
     # reads through xarray (the formats with SlabBackend.open_dataset)
     ParameterDef(
         "dask_chunks",

@@ -72,6 +72,14 @@ def one_of(*choices: str) -> Parser:
     return lambda v, p, w: choice(v, p, choices)
 
 
+#: the forms VirtualiZarr writes references in (the virtual backend's ``reference``)
+REFERENCE_FORMS = ("kerchunk-json", "kerchunk-parquet", "icechunk")
+
+
+def reference(value: object, path: str, workload: Workload) -> str:
+    return choice(value, path, REFERENCE_FORMS)
+
+
 def parse_switch(value: object, path: str, workload: Workload) -> str:
     # YAML reads on/off/true/false as booleans; results store the words
     if isinstance(value, bool):

@@ -63,7 +63,9 @@ def source_layout(workload: Workload) -> tuple[Chunks, dict[str, Any]]:
     """
     if workload.field != "file" or workload.path is None or workload.variable is None:
         raise NotApplicable("'source' needs field: file")
-    path = Path(workload.path)
+    from iotune.measuring.data import source_files
+
+    path = source_files(workload.path)[0]  # a glob's files: the first one's layout
     if path.is_dir():
         chunks, codec = _zarr_source(path, workload.variable)
     else:

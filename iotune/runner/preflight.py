@@ -69,6 +69,8 @@ def check_trials(
 ) -> None:
     """:func:`check` for ``trials`` of ``sweep`` (a grid's, or those a search may run)."""
     check_libraries(trials)
+    for name in sorted({t.backend for t in trials}):  # e.g. a source no reference can express
+        get_backend(name).check_workload(sweep.workload)
     out_anchor = writable_anchor("-o", out)
     if scratch is None:
         parent, anchor = out, out_anchor

@@ -30,6 +30,15 @@ workload: {{shape: {{time: 8, y: 32, x: 32}}, dtype: float32}}
 backend: {backend}
 read: {{patterns: [full, spatial]}}
 """
+#: backends that read a source in place (``field: file``): their workload is a netCDF4 file
+#: of the same array
+FROM_FILE = ("virtual",)
+SOURCE = """\
+version: 1
+workload: {{field: file, path: "{path}", variable: data}}
+backend: {backend}
+read: {{patterns: [full, spatial]}}
+"""
 #: object-store backends run against the tests' S3 server (``storage`` fixture)
 STORAGE = """\
 storage: {{url: "s3://{bucket}/contract", endpoint: "{endpoint}", region: us-east-1}}
@@ -52,7 +61,24 @@ def _on_objects(backend: str) -> bool:
     return bool(getattr(get_backend(backend), "object_storage", False))
 
 
+def _source(request: pytest.FixtureRequest) -> str:
+    """A netCDF4 file of the generated workload's array, made once per session."""
+    folder = request.getfixturevalue("tmp_path_factory").getbasetemp() / "contract-source"
+    path = folder / "source.nc"
+    if not path.exists():
+        import xarray as xr
+
+        folder.mkdir(exist_ok=True)
+        values = np.random.default_rng(0).normal(size=(8, 32, 32)).astype("float32")
+        encoding = {"data": {"zlib": True, "chunksizes": (2, 16, 32)}}
+        xr.Dataset({"data": (("time", "y", "x"), values)}).to_netcdf(path, encoding=encoding)
+    return str(path)
+
+
 def _spec(backend: str, request: pytest.FixtureRequest | None = None) -> str:
+    if backend in FROM_FILE:
+        assert request is not None
+        return SOURCE.format(backend=backend, path=_source(request))
     text = SPEC.format(backend=backend)
     if _on_objects(backend):
         assert request is not None
@@ -111,9 +137,11 @@ def test_what_it_stored_is_read_back_and_recorded(tmp_path, request, backend: st
 
 
 @pytest.mark.parametrize("backend", [b for b in backend_names()])
-def test_resolve_gives_effective_values_or_not_applicable(backend: str) -> None:
+def test_resolve_gives_effective_values_or_not_applicable(request, backend: str) -> None:
     cls = get_backend(backend)
-    workload = load_spec_text(SPEC.format(backend="memory")).workload  # the same for all
+    # the same for all (a source file's for those reading one in place)
+    spec = _spec(backend, request) if backend in FROM_FILE else SPEC.format(backend="memory")
+    workload = load_spec_text(spec).workload
     effective, notes = cls.resolve({}, workload)
     runner = {p for p, d in PARAMETERS.items() if d.generic}
     assert set(effective) - {"hint_values"} <= set(cls.parameters) | runner

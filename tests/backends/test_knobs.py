@@ -58,6 +58,7 @@ PARAMETERS = {
         "alignment", "alignment_threshold", "cache_slots", "cache_preemption", "dask_chunks",
         "dask_threads", "cache_type", "read_block_size", "part_size", "request_concurrency",
     ),
+    "virtual": ("reference", "inline_threshold", "dask_chunks", "dask_threads"),
 }  # fmt: skip
 
 

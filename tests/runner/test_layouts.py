@@ -143,6 +143,21 @@ def test_source_netcdf_is_the_files_layout(tmp_path: Path) -> None:
     assert codec == {"codec": "zlib", "level": 3, "shuffle": "byte"}
 
 
+def test_source_of_a_glob_is_its_first_files_layout(tmp_path: Path) -> None:
+    xr = pytest.importorskip("xarray")
+    for i, chunk in enumerate((4, 2)):  # the first file (by name) decides
+        data = xr.Dataset(
+            {"t2m": (("time", "x"), np.ones((4, 8), "float32"))},
+            coords={"time": np.arange(4 * i, 4 * i + 4)},
+        )
+        encoding = {"t2m": {"zlib": True, "complevel": 1, "chunksizes": (chunk, 8)}}
+        data.to_netcdf(tmp_path / f"part{i}.nc", engine="netcdf4", encoding=encoding)
+    glob = str(tmp_path / "part*.nc")
+    work = Workload(("time", "x"), (8, 8), "float32", "file", 0, glob, "t2m")
+    chunks, codec = layout("source", "netcdf4", work, NONE)
+    assert chunks == (4, 8) and codec["codec"] == "zlib"
+
+
 def test_source_zarr_is_the_stores_layout(tmp_path: Path) -> None:
     zarr = pytest.importorskip("zarr")
     path = tmp_path / "src.zarr"

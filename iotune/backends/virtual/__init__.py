@@ -1,0 +1,1 @@
+"""A ``field: file`` workload's source read in place through virtual Zarr references."""
