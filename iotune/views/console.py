@@ -85,13 +85,18 @@ def failures_lines(ds: xr.Dataset) -> list[str]:
 
     if "status" not in ds or "error" not in ds:
         return []
-    status = ds["status"].stack(point=ds["status"].dims)
-    errors = ds["error"].transpose(*ds["status"].dims).stack(point=ds["status"].dims)
+    dims = ds["status"].dims
+    if dims:
+        status = ds["status"].stack(point=dims)
+        errors = ds["error"].transpose(*dims).stack(point=dims).values
+        where = [dict(zip(dims, p, strict=True)) for p in status["point"].values]
+        states = status.values
+    else:  # a sweep that swept nothing: one point without coordinates
+        states, errors, where = np.atleast_1d(ds["status"].values), [ds["error"].values], [{}]
     groups: dict[str, list[dict[str, str]]] = {}
-    for i in np.flatnonzero(status.values == "failed"):
-        reason = str(errors.values[i]).split(" [library said:", 1)[0] or "no reason recorded"
-        coords = dict(zip(ds["status"].dims, status["point"].values[i], strict=True))
-        groups.setdefault(reason, []).append({str(k): str(v) for k, v in coords.items()})
+    for i in np.flatnonzero(states == "failed"):
+        reason = str(errors[i]).split(" [library said:", 1)[0] or "no reason recorded"
+        groups.setdefault(reason, []).append({str(k): str(v) for k, v in where[i].items()})
     lines = []
     for reason, points in groups.items():
         shared = {
