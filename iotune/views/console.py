@@ -86,17 +86,20 @@ def failures_lines(ds: xr.Dataset) -> list[str]:
     if "status" not in ds or "error" not in ds:
         return []
     dims = ds["status"].dims
+    coords: list[dict[str, str]] = [{}]  # a sweep that swept nothing: one point, no coordinates
+    states = np.atleast_1d(ds["status"].values)
+    errors = np.atleast_1d(ds["error"].values)
     if dims:
         status = ds["status"].stack(point=dims)
-        errors = ds["error"].transpose(*dims).stack(point=dims).values
-        where = [dict(zip(dims, p, strict=True)) for p in status["point"].values]
         states = status.values
-    else:  # a sweep that swept nothing: one point without coordinates
-        states, errors, where = np.atleast_1d(ds["status"].values), [ds["error"].values], [{}]
+        errors = ds["error"].transpose(*dims).stack(point=dims).values
+        where = [
+            {str(k): str(v) for k, v in zip(dims, p, strict=True)} for p in status["point"].values
+        ]
     groups: dict[str, list[dict[str, str]]] = {}
     for i in np.flatnonzero(states == "failed"):
         reason = str(errors[i]).split(" [library said:", 1)[0] or "no reason recorded"
-        groups.setdefault(reason, []).append({str(k): str(v) for k, v in where[i].items()})
+        groups.setdefault(reason, []).append(coords[i])
     lines = []
     for reason, points in groups.items():
         shared = {
