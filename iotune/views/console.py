@@ -93,7 +93,7 @@ def failures_lines(ds: xr.Dataset) -> list[str]:
         status = ds["status"].stack(point=dims)
         states = status.values
         errors = ds["error"].transpose(*dims).stack(point=dims).values
-        where = [
+        coords = [
             {str(k): str(v) for k, v in zip(dims, p, strict=True)} for p in status["point"].values
         ]
     groups: dict[str, list[dict[str, str]]] = {}
