@@ -253,3 +253,26 @@ def test_a_bad_search_reader_exits_2_in_one_line(tmp_path: Path, capsys) -> None
     assert len(err) == 1, err
     assert err[0].startswith("iotune: error: ")
     assert "search.readers: ['ncdmp']; allowed: all, ncdump," in err[0]
+
+
+def test_a_multi_fidelity_search_names_what_recommend_picks(tmp_path: Path, capsys) -> None:
+    """Promotions, early stops and racing decide with recommend's comparison: on a replayed
+    multi-fidelity grid, where trials stopped early and the cheap rung's best climbed to
+    full size, the results name the configuration `iotune recommend` picks from them."""
+    from iotune.results.dataset import open_results, save
+    from tests.search.conftest import SMALL_SPACE, _synthetic
+
+    rungs = {**SMALL_SPACE, "parameters.fidelity": [0.25, 1]}
+    grid = save(_synthetic()(rungs, seed=1, noise=0.2), tmp_path / "grid.nc")
+    out = tmp_path / "out"
+    args = ["tune", "--replay", str(grid), "--objective", "read:timeseries", "--seed", "2"]
+    assert main([*args, "--budget", "14", "-o", str(out), "--no-progress"]) == 0
+    tuned = capsys.readouterr().out.splitlines()
+    assert main(["recommend", str(out), "--objective", "read:timeseries", "--format", "json"]) == 0
+    winner = json.loads(capsys.readouterr().out)["winner"]
+    ds = open_results(out)
+    assert winner["coords"] == json.loads(ds.attrs["search_recommended"])
+    assert f"recommended for read:timeseries: {winner['label']}" in tuned
+    kinds = [str(k) for k in ds["search_kind"].values.ravel()]
+    assert "promote" in kinds  # the climb ran: its choice is in what recommend ranks
+    assert "stopped_early" in ds["repeats_stop"].values.ravel().astype(str)

@@ -14,6 +14,9 @@ import math
 import statistics
 from collections.abc import Collection, Iterator, Mapping, Sequence
 
+import numpy as np
+
+from iotune.measuring.ratio import gap_of
 from iotune.model.records import EarlyStop, TrialResult
 from iotune.model.spec import MeasureSpec
 
@@ -82,8 +85,8 @@ def repeat_indices(
     """Indices of the timed repeats to run, deciding after each one whether to go on.
 
     ``result`` must have each repeat's figures appended before the next index
-    is asked for.  With ``early_stop`` (a search's), a trial hopeless after its
-    first repeats stops there, marked ``stopped_early``.
+    is asked for.  With ``early_stop`` (a search's), a trial its first repeats
+    already put behind the leader beyond noise stops there, marked ``stopped_early``.
     """
     n = 0
     while n < (measure.repeats if not measure.adaptive else measure.max_repeats) and (
@@ -113,9 +116,15 @@ def repeat_log_scores(
 
 
 def hopeless(result: TrialResult, rule: EarlyStop) -> bool:
-    """Whether ``result``'s best repeat so far is below ``rule.bar`` (after ``rule.after``)."""
+    """Whether ``result``'s repeats so far (at least ``rule.after``) are behind the leader's
+    (``rule.reference``) beyond noise: slower by the ratio of their medians, and its
+    bootstrap interval does not hold 1 (:func:`iotune.measuring.ratio.gap_of`, the
+    comparison ``recommend`` ties by)."""
     scores = repeat_log_scores(result, dict(rule.weights), rule.per_call)
-    return len(scores) >= rule.after and max(scores) < rule.bar
+    if len(scores) < rule.after:
+        return False
+    gap = gap_of(np.exp(scores), np.exp(rule.reference))
+    return gap.ratio < 1 and not gap.tied
 
 
 def batches(measure: MeasureSpec, result: TrialResult) -> Iterator[int]:

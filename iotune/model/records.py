@@ -47,18 +47,20 @@ class Trial:
 
 @dataclass(frozen=True)
 class EarlyStop:
-    """When a search stops repeating a trial: hopeless beyond noise after ``after`` repeats.
+    """When a search stops repeating a trial: told apart from the leader after ``after`` repeats.
 
-    ``bar`` is a log score (the weighted mean of each metric's log MiB/s, or log
-    calls a second for those in ``per_call``, weights ``weights``): the trial stops
-    when even its best repeat scores below it.
-    The search sets the bar from the leader at the same fidelity, less the
-    run's noise, so a trial that could still tie the leader runs every repeat.
+    ``reference`` is the leader's log score per repeat at the trial's fidelity (a
+    repeat's score: the weighted mean of each metric's log MiB/s, or log calls a
+    second for those in ``per_call``, weights ``weights``).  The trial stops once the
+    comparison ``recommend`` ties by (:func:`iotune.measuring.ratio.gap_of`) puts it
+    behind the leader beyond noise,
+    so a trial that could still tie the leader runs every repeat.  ``after`` is at
+    least the repeats that comparison trusts alone (3).
     """
 
     weights: tuple[tuple[str, float], ...]
-    bar: float
-    after: int = 2
+    reference: tuple[float, ...]
+    after: int = 3
     #: the metrics scored by calls a second (the user's own code), as the search's goal
     per_call: tuple[str, ...] = ()
 

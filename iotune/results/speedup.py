@@ -4,7 +4,8 @@ The speedup of a configuration over a baseline, per read pattern, is the ratio
 of their median read throughputs over repeats (the same bytes are read, so it
 is also the ratio of read times).  Its interval is a percentile bootstrap of
 that ratio: both sets of repeats resampled with replacement, seeded, so a
-result file always gives the same interval.
+result file always gives the same interval
+(:func:`iotune.measuring.ratio.ratio_interval`, the comparison every tie makes).
 """
 
 from __future__ import annotations
@@ -13,16 +14,13 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from iotune.measuring.ratio import CONFIDENCE, RESAMPLES, ratio_interval
 from iotune.results.baselines import DIM, has_baselines
 from iotune.results.percall import per_call
 
 if TYPE_CHECKING:
     import xarray as xr
 
-#: bootstrap resamples and confidence of the speedup's interval
-RESAMPLES, CONFIDENCE, SEED = 2000, 0.95, 0
 METHOD = (
     f"speedup = median read MiB/s of the configuration / the baseline's, over repeats "
     "(for the user's own code, calls a second: the baseline's seconds a call / the "
@@ -31,33 +29,6 @@ METHOD = (
     "of both sides' repeats, seeded), widened to hold the ratio itself when very few "
     "repeats leave it outside; size_ratio = the configuration's stored bytes / the baseline's"
 )
-
-
-def ratio_interval(best: Any, base: Any, *, seed: int = SEED) -> tuple[float, float, float]:
-    """The ratio of medians ``best / base`` and its bootstrap interval (NaN repeats dropped).
-
-    Returns
-    -------
-    ratio, low, high
-        NaN when either side has no repeat; ``low`` and ``high`` NaN when either has
-        one (a single repeat resamples to itself: an interval of width 0 that says
-        nothing, :func:`interval_text` says ``n=1, no interval``).
-    """
-    x = np.asarray(best, dtype=float)
-    y = np.asarray(base, dtype=float)
-    x, y = x[~np.isnan(x)], y[~np.isnan(y)]
-    if not x.size or not y.size or np.median(y) <= 0:
-        return math.nan, math.nan, math.nan
-    ratio = float(np.median(x) / np.median(y))
-    if min(x.size, y.size) < 2:
-        return ratio, math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    xs = np.median(rng.choice(x, size=(RESAMPLES, x.size)), axis=1)
-    ys = np.median(rng.choice(y, size=(RESAMPLES, y.size)), axis=1)
-    ratios = xs / np.where(ys > 0, ys, np.nan)
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = np.nanpercentile(ratios, [tail, 100 - tail])
-    return ratio, float(min(low, ratio)), float(max(high, ratio))
 
 
 #: the key of ``chosen`` (and ``pattern`` of a row) that compares writes, not a read pattern

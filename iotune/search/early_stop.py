@@ -1,18 +1,22 @@
-"""The early-stop policy: a trial hopeless beyond noise after its first repeats stops.
+"""The early-stop policy: a trial behind the leader beyond noise after its first repeats stops.
 
 Each task the search dispatches carries an :class:`~iotune.model.records.EarlyStop`
-rule: the bar is the worst repeat of the best visit at the trial's fidelity, less the
-run's noise (:meth:`State.stop_bar <iotune.search.state.State.stop_bar>`); the worker
-applies it between repeats (:func:`iotune.measuring.precision.repeat_indices`) and marks
-the result ``stopped_early``.  A stopped trial's repeats lie wholly below the leader's,
-so the comparison ``recommend`` ties by (:mod:`iotune.results.gaps`: the interval of
-their ratio) would not call it tied with the leader either.  No rule for a
-re-measurement (its configuration leads or ties), with ``search.early_stop: false``, or
-with 2 repeats or fewer (nothing would be saved) or adaptive repeats.
+rule: the repeats of the best visit at the trial's fidelity
+(:meth:`State.reference <iotune.search.state.State.reference>`).  The worker compares
+the trial's repeats with them between repeats
+(:func:`iotune.measuring.precision.hopeless`) by the comparison ``recommend`` ties by
+(:func:`iotune.measuring.ratio.gap_of`: the bootstrap interval of the ratio of their
+medians) and stops it, marked ``stopped_early``, once that puts it behind beyond noise,
+after :data:`~iotune.measuring.ratio.MIN_REPEATS` repeats (fewer, the interval is not
+trusted alone).  So ``recommend`` would not call a stopped trial tied with the leader
+on the repeats it has.  No rule for a re-measurement (its configuration leads or
+ties), with ``search.early_stop: false``, with :data:`MIN_REPEATS` repeats or fewer
+(nothing would be saved) or adaptive repeats.
 """
 
 from __future__ import annotations
 
+from iotune.measuring.ratio import MIN_REPEATS
 from iotune.model.records import EarlyStop
 from iotune.model.spec import Sweep
 from iotune.search.outcome import Step
@@ -20,7 +24,7 @@ from iotune.search.policy import Loop, Policy
 
 
 class EarlyStopping(Policy):
-    """Stop the repeats of a trial that cannot tie the leader at its fidelity.
+    """Stop the repeats of a trial told apart from the leader at its fidelity.
 
     Parameters
     ----------
@@ -41,11 +45,16 @@ class EarlyStopping(Policy):
         return cls(enabled=sweep.search.early_stop, repeats=repeats)
 
     def early_stop(self, loop: Loop, step: Step) -> EarlyStop | None:
-        if step.kind == "remeasure" or not self.enabled or self.repeats <= 2:
+        if step.kind == "remeasure" or not self.enabled or self.repeats <= MIN_REPEATS:
             return None
         state = loop.out.state
-        bar = state.stop_bar(step.visit.fidelity)
-        if bar is None:
+        reference = state.reference(step.visit.fidelity)
+        if reference is None:
             return None
         goal = state.goal
-        return EarlyStop(tuple(goal.weights.items()), bar, per_call=tuple(sorted(goal.per_call)))
+        return EarlyStop(
+            tuple(goal.weights.items()),
+            reference,
+            after=MIN_REPEATS,
+            per_call=tuple(sorted(goal.per_call)),
+        )

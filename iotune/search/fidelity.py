@@ -29,8 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from iotune.results.stats import rank_test
-from iotune.search.state import State, Visit
+from iotune.search.state import State, Visit, tied
 
 logger = logging.getLogger(__name__)
 
@@ -91,8 +90,8 @@ class Ladder:
 
     def promotions(self, state: State, taken: set[tuple]) -> list[tuple[Visit, float, bool]]:
         """The entry rung's configurations not yet at full size, best first, each with
-        whether the entry rung cannot tell it from its best (its repeats not beaten
-        beyond noise: one-sided Mann-Whitney at the state's alpha)."""
+        whether the entry rung cannot tell it from its best (the interval of the ratio
+        of their repeats' medians holds 1: ``recommend``'s tie, :func:`tied`)."""
         if not self.multi:
             return []
         ranked = state.ranked(self.entry)
@@ -104,10 +103,8 @@ class Ladder:
             if (visit.config, self.top) in taken or _stopped(visit):
                 continue
             theirs = state.goal.repeat_scores(visit.ok)
-            tied = visit is ranked[0][1] or not (
-                theirs.size and rank_test(best, theirs).p_value <= state.alpha
-            )
-            found.append((visit, float(self.top), tied))  # type: ignore[arg-type]
+            near = visit is ranked[0][1] or not theirs.size or tied(theirs, best)
+            found.append((visit, float(self.top), near))  # type: ignore[arg-type]
         return found
 
     def check(self, state: State, controls: set[tuple]) -> str:

@@ -5,8 +5,9 @@ every batch: new configurations (:meth:`Loop.fill
 <iotune.search.policy.Loop.fill>`) until only ``search.remeasure`` of the budget
 is left, then the race: the best pooled score again until it has
 :data:`~iotune.search.state.CONFIRM` measurements, then, best first, the
-contenders whose repeats it does not beat beyond noise (one-sided
-Mann-Whitney, :meth:`State.to_remeasure <iotune.search.state.State.to_remeasure>`).
+contenders whose repeats cannot be told from its (``recommend``'s tie:
+:func:`iotune.search.state.tied`, :meth:`State.to_remeasure
+<iotune.search.state.State.to_remeasure>`).
 A race settled early gives its budget back to exploring, keeping room to
 confirm a new leader; with no room left to explore, the leader is measured
 once more (``remeasure``).  At full size under the rungs policy, its

@@ -6,8 +6,9 @@ mean of those medians (as :mod:`iotune.results.objective` scores a grid point).
 A trial's own score is the same over its repeats alone; that is what the
 sampler is told.  Whether a contender can be told from the leader is judged on
 per-repeat scores by the comparison ``recommend`` ties by
-(:func:`iotune.results.gaps.gap_of`), so the race re-measures what the pick
-would call a tie.
+(:func:`iotune.measuring.ratio.gap_of`, through :func:`tied`), so the race
+re-measures, the climb promotes and an early stop ends what the pick would (or
+would not) call a tie.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from iotune.measuring.precision import series
+from iotune.measuring.ratio import MIN_REPEATS, gap_of
 from iotune.model.objective import Objective
 from iotune.model.records import Trial, TrialResult
-from iotune.results.gaps import gap_of
 from iotune.results.lossy import errors_of_result, lossless_or_within
 
 #: measurements a configuration needs before it may be recommended: one trial and at
@@ -164,9 +165,8 @@ class Goal:
 class State:
     """Every visit of a search, by trial id, in the order first visited."""
 
-    def __init__(self, goal: Goal, *, alpha: float = 0.05, top: float | None = None) -> None:
+    def __init__(self, goal: Goal, *, top: float | None = None) -> None:
         self.goal = goal
-        self.alpha = alpha
         #: the fidelity a pick must be measured at (None: no rungs)
         self.top = top
         self.visits: dict[str, Visit] = {}
@@ -210,30 +210,17 @@ class State:
         need = min(CONFIRM, max(v.measured for _s, v in ranked))
         return next(v for _s, v in ranked if v.measured >= need)
 
-    def stop_bar(self, fidelity: float | None) -> float | None:
-        """The log score a trial at ``fidelity`` must reach with its best repeat.
-
-        The worst repeat of the best visit at that fidelity, less the run's noise
-        (the median spread, IQR of log scores, of the visits there): a trial whose
-        best repeat is below it cannot tie the leader beyond noise.  None before
-        a leader with two repeats.
+    def reference(self, fidelity: float | None) -> tuple[float, ...] | None:
+        """The log score of each repeat of the best visit at ``fidelity``: what an early
+        stop compares a trial at that fidelity with.  None before that visit has the
+        repeats the comparison trusts alone (:data:`~iotune.measuring.ratio.MIN_REPEATS`).
         """
         ranked = self.ranked(fidelity)
         if not ranked:
             return None
         mine = self.goal.repeat_scores(ranked[0][1].ok)
         mine = mine[np.isfinite(mine)]
-        if mine.size < 2:
-            return None
-        spreads = []
-        for _score, visit in ranked:
-            scores = self.goal.repeat_scores(visit.ok)
-            scores = scores[np.isfinite(scores)]
-            if scores.size >= 3:
-                q1, q3 = np.percentile(scores, [25, 75])
-                spreads.append(q3 - q1)
-        noise = float(np.median(spreads)) if spreads else 0.0
-        return float(np.min(mine)) - noise
+        return tuple(float(v) for v in mine) if mine.size >= MIN_REPEATS else None
 
     def to_remeasure(self, k: int) -> list[Visit]:
         """Up to ``k`` visits to measure again so the pick is sure beyond noise.
@@ -241,7 +228,7 @@ class State:
         The best pooled score first while it has fewer than :data:`CONFIRM`
         measurements (one lucky trial must not win); then, best first, the
         contenders the repeats cannot tell from the leader (the interval of their
-        ratio holds 1, :func:`iotune.results.gaps.gap_of`: ``recommend``'s tie),
+        ratio holds 1, :func:`tied`: ``recommend``'s tie),
         until they too have :data:`CONFIRM`.  A
         near tie among confirmed visits is left alone: either is a good pick.
         Empty when the race is settled.
@@ -260,10 +247,17 @@ class State:
             if other.measured >= CONFIRM:
                 continue
             theirs = self.goal.repeat_scores(other.ok)
-            # log scores: their exponent is the score the ratio of medians compares
-            if not theirs.size or gap_of(np.exp(theirs), np.exp(mine)).tied:
+            if not theirs.size or tied(theirs, mine):
                 picks.append(other)
         return picks
+
+
+def tied(point: np.ndarray, reference: np.ndarray) -> bool:
+    """Whether per-repeat log scores ``point`` cannot be told from ``reference``'s: the
+    interval of the ratio of their scores' medians holds 1 (``recommend``'s tie,
+    :func:`iotune.measuring.ratio.gap_of`; a search has no noise floor)."""
+    # log scores: their exponent is the score the ratio of medians compares
+    return gap_of(np.exp(point), np.exp(reference)).tied
 
 
 def _sized(visit: Visit) -> bool:

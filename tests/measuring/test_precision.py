@@ -208,3 +208,30 @@ def test_a_search_stops_the_users_code_by_its_time_a_call() -> None:
     bar = math.log(50.0)
     assert not hopeless(result, EarlyStop((("read:mine", 1.0),), bar, per_call=("read:mine",)))
     assert hopeless(result, EarlyStop((("read:mine", 1.0),), bar))  # by MiB/s it would stop
+
+
+def _writes(*mibps: float) -> TrialResult:
+    return TrialResult("t", "ok", write=[{"MiBps": v, "s": 1.0} for v in mibps])
+
+
+@pytest.mark.parametrize(
+    ("repeats", "stops"),
+    [
+        ([50.0, 51.0], False),  # fewer repeats than the comparison trusts alone
+        ([50.0, 51.0, 49.0], True),  # half the leader's speed: behind beyond noise
+        ([95.0, 104.0, 99.0], False),  # the interval of the ratio holds 1: a tie
+        ([150.0, 160.0, 155.0], False),  # ahead of the leader: never stopped
+    ],
+)
+def test_an_early_stop_ends_a_trial_recommend_would_not_tie(repeats, stops) -> None:
+    """The early stop and recommend's tie are one comparison: a trial stops exactly
+    when gap_of puts its repeats behind the leader's beyond noise."""
+    from iotune.measuring.ratio import gap_of
+    from iotune.model.records import EarlyStop
+
+    leader = [100.0, 98.0, 103.0, 101.0, 97.0]
+    rule = EarlyStop((("write", 1.0),), tuple(math.log(v) for v in leader))
+    assert precision.hopeless(_writes(*repeats), rule) is stops
+    if len(repeats) >= rule.after:
+        gap = gap_of(repeats, leader)
+        assert stops == (gap.ratio < 1 and not gap.tied)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from iotune.app.tuning import grid_sweep
+from iotune.measuring.ratio import MIN_REPEATS
 from iotune.search.early_stop import EarlyStopping
 from iotune.search.outcome import Step
 from iotune.search.racing import Racing
@@ -18,18 +19,19 @@ def measured(small_grid, **overrides):
     return search
 
 
-def test_a_task_carries_the_leaders_bar(small_grid) -> None:
+def test_a_task_carries_the_leaders_repeats(small_grid) -> None:
     search = measured(small_grid)
     step = Step("x", search.out.steps[-1].visit, "explore")
     rule = EarlyStopping(enabled=True, repeats=5).early_stop(search, step)
-    assert rule is not None and rule.after == 2
-    assert rule.bar == pytest.approx(search.out.state.stop_bar(None))
+    assert rule is not None and rule.after == MIN_REPEATS
+    leader = search.out.state.ranked(None)[0][1]
+    assert rule.reference == pytest.approx(search.out.state.goal.repeat_scores(leader.ok))
     assert dict(rule.weights) == dict(search.out.state.goal.weights)
 
 
 @pytest.mark.parametrize(
     ("enabled", "repeats", "kind"),
-    [(False, 5, "explore"), (True, 2, "explore"), (True, 0, "explore"), (True, 5, "remeasure")],
+    [(False, 5, "explore"), (True, 3, "explore"), (True, 0, "explore"), (True, 5, "remeasure")],
 )
 def test_no_rule_when_nothing_would_be_saved(small_grid, enabled, repeats, kind) -> None:
     search = measured(small_grid)
@@ -38,7 +40,7 @@ def test_no_rule_when_nothing_would_be_saved(small_grid, enabled, repeats, kind)
     assert policy.early_stop(search, Step("x", visit, kind)) is None
 
 
-def test_no_rule_before_a_leader_has_two_repeats(small_grid) -> None:
+def test_no_rule_before_a_leader_has_its_repeats(small_grid) -> None:
     search = replayed_search(small_grid, search__budget=8)
     assert not search.out.state.visits  # nothing measured yet
     found = search.space.resolve(next(iter(search.space.iterate())))

@@ -236,3 +236,28 @@ def test_a_time_budget_ends_when_every_trial_fails_at_once(small_grid, caplog) -
     out = search(broken, search__budget="1h")
     assert out.leader is None and out.seconds == 0
     assert "cost no time (every trial failing): stopping" in caplog.text
+
+
+def test_the_climb_flags_as_near_ties_what_recommend_would_tie() -> None:
+    """The cheap rung's configurations the repeats cannot tell from its best (recommend's
+    comparison, gap_of) climb as near-ties; one behind beyond noise does not, even on
+    two repeats (where a rank test at 0.05 could never separate them)."""
+    from iotune.measuring.ratio import gap_of
+    from iotune.model.records import Trial, TrialResult
+    from iotune.search.fidelity import Ladder
+    from iotune.search.state import Goal, State
+
+    state = State(Goal({"write": 1.0}), top=1.0)
+    measured = {
+        "best": [200.0, 210.0, 190.0],
+        "close": [198.0, 204.0, 186.0],
+        "behind": [100.0, 101.0],
+    }
+    for name, writes in measured.items():
+        visit = state.visit({"p": name, "fidelity": 0.25}, Trial(name, "memory", {}))
+        visit.results.append(TrialResult(name, "ok", write=[{"MiBps": v} for v in writes]))
+    found = Ladder((0.25, 1.0)).promotions(state, set())
+    flags = {visit.trial.id: near for visit, _fidelity, near in found}
+    assert flags == {"best": True, "close": True, "behind": False}
+    for name in ("close", "behind"):
+        assert flags[name] == gap_of(measured[name], measured["best"]).tied
