@@ -199,15 +199,16 @@ def test_intervals_and_repeat_counts_land_in_the_dataset(tmp_path):
 
 
 def test_a_search_stops_the_users_code_by_its_time_a_call() -> None:
-    """The bar is in log calls a second when the goal ranks the user's code so."""
+    """The leader's scores are log calls a second when the goal ranks the user's code so."""
     from iotune.model.records import EarlyStop
 
     hopeless = precision.hopeless
     # few MiB/s (a compressed layout reads fewer bytes), but 100 calls a second
-    result = TrialResult("a", "ok", reads={"mine": [{"MiBps": 1.0, "s": 0.01}] * 2})
-    bar = math.log(50.0)
-    assert not hopeless(result, EarlyStop((("read:mine", 1.0),), bar, per_call=("read:mine",)))
-    assert hopeless(result, EarlyStop((("read:mine", 1.0),), bar))  # by MiB/s it would stop
+    result = TrialResult("a", "ok", reads={"mine": [{"MiBps": 1.0, "s": 0.01}] * 3})
+    leader = tuple(math.log(v) for v in (49.0, 50.0, 51.0, 50.5))  # 50 calls (or MiB) a second
+    weights = (("read:mine", 1.0),)
+    assert not hopeless(result, EarlyStop(weights, leader, per_call=("read:mine",)))
+    assert hopeless(result, EarlyStop(weights, leader))  # by MiB/s it would stop
 
 
 def _writes(*mibps: float) -> TrialResult:
