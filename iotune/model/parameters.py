@@ -15,6 +15,7 @@ from typing import Any
 from iotune.core.errors import UsageError
 from iotune.model import codecs, parsers
 from iotune.model.definition import GROUPS, KINDS, ParameterDef
+from iotune.model.loader_parameters import LOADER_PARAMETERS
 
 __all__ = ["FSSPEC_CACHES", "GROUPS", "KINDS", "PARAMETERS", "ParameterDef", "generic", "get"]
 
@@ -100,35 +101,7 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
         0.125,
         generic=True,
     ),
-    # the batches pattern's loader, as torch's DataLoader names them (old names: model/renamed.py);
-    # refused in sweeps without that pattern (specfile/batches.py)
-    ParameterDef(
-        "num_workers",
-        "count",
-        "parallel",
-        "loader worker processes (batches pattern; 0: in the trial's process)",
-        parsers.count(0, 64),
-        2,
-        generic=True,
-    ),
-    ParameterDef(
-        "prefetch_factor",
-        "count",
-        "parallel",
-        "batches in flight per loader worker (batches pattern)",
-        parsers.count(1, 64),
-        2,
-        generic=True,
-    ),
-    ParameterDef(
-        "pin_memory",
-        "enum",
-        "parallel",
-        "batches copied to page-locked memory (batches pattern; torch loader)",
-        parsers.parse_switch,
-        "off",
-        generic=True,
-    ),
+    *LOADER_PARAMETERS,
     # parallel I/O (the mpiio backend; IOR's vocabulary)
     ParameterDef("nprocs", "count", "parallel", "MPI processes", parsers.count(1, 65536), 4),
     ParameterDef("bytes_per_rank", "size", "parallel", "bytes per rank", parsers.positive, "4MiB"),
