@@ -30,6 +30,7 @@ if _TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
     from iotune.core.errors import (
         ClusterError,
         ConcurrencyError,
+        CostWarning,
         DarshanError,
         DeprecatedOptionWarning,
         Interrupted,
@@ -86,6 +87,7 @@ _ERRORS = (
     "VerificationError",
     "IotuneWarning",
     "StripingWarning",
+    "CostWarning",
     "DeprecatedOptionWarning",
     "PluginWarning",
     "StorageError",
@@ -100,6 +102,7 @@ _API |= dict.fromkeys(_ERRORS, "iotune.core.errors")
 __all__ = [
     "ClusterError",
     "ConcurrencyError",
+    "CostWarning",
     "DarshanError",
     "DeprecatedOptionWarning",
     "Interrupted",
