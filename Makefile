@@ -94,12 +94,12 @@ $(PHDF5_STAMP): | $(STAMP)
 demo: $(CORE_STAMP)
 	$(BIN)/iotune run sweeps/quick.yaml -o results/demo --overwrite --plot
 
-# The suite mostly waits (on sweeps in other processes, servers, kernels, daemons), so
-# two pytest workers about halve its time even on two cores; one file stays on one
+# The suite waits part of the time (on sweeps in other processes, servers, kernels,
+# daemons): three pytest workers keep two cores about 86 % busy; one file stays on one
 # worker (--dist loadfile), so a file's module fixtures (a Binder venv, a sweep) are
 # built once; the files with the most slow tests go first (tests/conftest.py), so that
 # no long file is the last to start. TEST_WORKERS=0 runs it in one process.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 XDIST := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 PYTEST := $(BIN)/python -m pytest --durations=25 $(if $(filter-out 0,$(TEST_WORKERS)),$(XDIST))
 
