@@ -80,9 +80,15 @@ def test_plan_refuses_a_scratch_that_is_not_a_directory(tmp_path):
 BALANCED = {"chunks": [[32, 16, 16], [8, 64, 64]], "codec": ["none", "zlib"]}
 
 
+#: 64 pixels x 32 maps: 2048 bzip2 chunks decoded at 1x128x128, seconds on any machine
+#: (the warning needs a second or more, and 16 pixels came close to it on a quiet one)
+MANY_PIXELS = {"patterns": ["full", "timeseries"], "timeseries": {"pixels": 64}}
+
+
 @pytest.mark.parametrize("changes, warned", [({}, True), (BALANCED, False)])
 def test_run_warns_of_a_trial_predicted_to_be_most_of_the_sweep(tmp_path, changes, warned):
-    spec = write(tmp_path, SPEC | {"parameters": SPEC["parameters"] | changes})
+    read = MANY_PIXELS if warned else SPEC["read"]
+    spec = write(tmp_path, SPEC | {"parameters": SPEC["parameters"] | changes, "read": read})
     proc = iotune("run", spec, "-o", tmp_path / "out", "--no-progress", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     said = [x for x in proc.stderr.splitlines() if "is predicted to take" in x]
