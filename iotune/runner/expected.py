@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from iotune.model.records import TrialResult, TrialTask
-from iotune.model.spec import Workload
+from iotune.model.spec import MeasureSpec, Workload
 
 #: bytes of the workload each distinct codec compresses in the probe
 PROBE_BYTES = 2**20
@@ -156,10 +156,10 @@ def _codec_cost(pipeline: list[Any], data: bytes, *, rounds: int = 3) -> CodecCo
     return CodecCost(encode / size, decode / size, stored / size)
 
 
-def _runs(task: TrialTask) -> int:
+def expected_repeats(measure: MeasureSpec) -> int:
+    """Timed repeats a trial is expected to take (adaptive ones: at least their minimum)."""
     from iotune.measuring import precision
 
-    measure = task.measure
     return max(1, precision.MIN_AUTO_REPEATS if measure.adaptive else measure.repeats)
 
 
@@ -214,9 +214,9 @@ class Expected:
         backend = get_backend(task.trial.backend)
         own = backend.expected_seconds(task.trial.params, task.workload)
         if own is not None:
-            return TASK_S + own * _runs(task)
+            return TASK_S + own * expected_repeats(task.measure)
         nbytes = task.workload.nbytes * (1 + len(task.read.patterns))
         key = codec_key(task.trial.params)
         codec = self.per_byte.get(key, self._fallback) if key else 0.0
         io = 0.0 if not backend.io_bound else nbytes / IO_BYTES_PER_S
-        return TASK_S + (nbytes * codec / 2 + io) * _runs(task)
+        return TASK_S + (nbytes * codec / 2 + io) * expected_repeats(task.measure)

@@ -24,7 +24,7 @@ from typing import Any
 
 from iotune.model.records import Trial
 from iotune.model.spec import ReadSpec, Sweep, Workload
-from iotune.runner.expected import CodecCost, codec_key
+from iotune.runner.expected import CodecCost, codec_key, expected_repeats
 
 #: read patterns the model knows the selections of; the others (a user's code, the
 #: loader's batches) are costed as one full read
@@ -107,7 +107,7 @@ def forecast(
 ) -> Forecast:
     """The :class:`Forecast` of ``trials`` of ``sweep`` under the probe's ``rates``."""
     costs = tuple(trial_cost(sweep, t, codecs, rates) for t in trials)
-    runs = _repeats(sweep)
+    runs = expected_repeats(sweep.measure)
     reference = costs[0].seconds / runs if costs else 0.0
     probes = sweep.measure.noise_probes * reference if len(costs) > 1 else 0.0
     return Forecast(costs, probes, rates.startup_s)
@@ -121,7 +121,7 @@ def trial_cost(
 
     backend = get_backend(trial.backend)
     workload = sweep.workload_at(trial.params.get("fidelity"))
-    runs = _repeats(sweep)
+    runs = expected_repeats(sweep.measure)
     own = backend.expected_seconds(trial.params, workload)
     if own is not None:  # the backend knows its cost better (memory, a plugin's waits)
         return TrialCost(trial, (own + rates.repeat_s) * runs, 0, backend.io_bound)
@@ -238,10 +238,3 @@ def _chunks(backend: Any, params: Mapping[str, Any], workload: Workload) -> tupl
     # contiguous (or the library's choice): reads go to the file's bytes directly, so
     # count a read in units of whole planes
     return (1, *workload.shape[1:])
-
-
-def _repeats(sweep: Sweep) -> int:
-    from iotune.measuring import precision
-
-    measure = sweep.measure
-    return max(1, precision.MIN_AUTO_REPEATS if measure.adaptive else measure.repeats)
