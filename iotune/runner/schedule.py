@@ -91,10 +91,11 @@ def stop_reason(merged: TrialResult, measure: MeasureSpec) -> str:
         return "failed"
     if not measure.adaptive:
         return "fixed" if n >= measure.repeats else ""
-    if n >= measure.max_repeats:
-        return "max_repeats"
+    # a trial whose last allowed repeat made it precise stopped for precision
     if n >= precision.MIN_AUTO_REPEATS and precision.precise(merged, measure.precision):
         return "precision"
+    if n >= measure.max_repeats:
+        return "max_repeats"
     return ""
 
 

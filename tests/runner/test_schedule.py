@@ -202,3 +202,14 @@ def test_the_probes_measure_the_baseline_where_the_spec_names_one(small_spec, tm
     ref = reference_trial(plan)
     assert ref != plan.trials[0]
     assert ref.params["codec"] == "zlib" and "1x64x64" in ref.label()
+
+
+def test_a_trial_made_precise_by_its_last_allowed_repeat_stopped_for_precision():
+    from iotune.model.spec import MeasureSpec
+
+    measure = MeasureSpec(repeats=1, adaptive=True, precision=0.05, max_repeats=6)
+    noisy = {r: _ok("a", 100.0 * (0.5 if r % 2 else 1.5)) for r in range(6)}
+    steady = {r: _ok("a", 100.0 + r * 0.01) for r in range(6)}
+    assert stop_reason(merge(noisy), measure) == "max_repeats"
+    assert stop_reason(merge(steady), measure) == "precision"
+    assert stop_reason(merge(dict(list(noisy.items())[:2])), measure) == ""
