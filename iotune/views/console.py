@@ -205,13 +205,15 @@ def baselines_lines(ds: xr.Dataset) -> list[str]:
 
 def search_text(ds: xr.Dataset) -> str:
     """What a search did: strategy, budget, trials, points visited, and its pick."""
+    from iotune.core.units import format_span
+
     attrs = ds.attrs
     kinds = [str(k) for k in ds["search_kind"].values] if "search_kind" in ds else []
     again = sum(k == "remeasure" for k in kinds)
     if attrs.get("search_budget_unit") == "s":
         spent = (
-            f"{len(kinds)} trials in {_duration(float(attrs.get('search_spent', 0)))} of a "
-            f"{_duration(float(attrs.get('search_budget', 0)))} budget"
+            f"{len(kinds)} trials in {format_span(float(attrs.get('search_spent', 0)))} of a "
+            f"{format_span(float(attrs.get('search_budget', 0)))} budget"
         )
     else:
         spent = f"{len(kinds)} of {attrs.get('search_budget')} trials"
@@ -269,12 +271,6 @@ def _a_call(ds: xr.Dataset, pick: str) -> str:
         return ""
     found = summary.seconds_per_call(ds, metric, json.loads(pick))
     return f" ({format_duration(found['s_per_call'])} a call)" if found else ""
-
-
-def _duration(seconds: float) -> str:
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 60:.1f} min" if seconds >= 120 else f"{seconds:.0f} s"
 
 
 def _search_notes(ds: xr.Dataset) -> list[str]:
