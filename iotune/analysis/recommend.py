@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from iotune.analysis import exports
 from iotune.analysis.busy import cheapest_busy
 from iotune.analysis.cost import whole_cost
+from iotune.analysis.decision import decide
 from iotune.analysis.points import hints_of, storage_of, target_of
 from iotune.backends import readability
 from iotune.core.errors import RecommendError
@@ -117,6 +118,8 @@ class Recommendation:
     #: the winner's seconds a call (``metric``, ``median``, ``low``, ``high``: the 95 %
     #: interval) when the objective is one pattern of the user's own code, ranked by it
     seconds_per_call: dict[str, Any] = field(default_factory=dict)
+    #: in place, virtual or rewritten, with break-evens (:mod:`iotune.analysis.decision`)
+    decision: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -128,6 +131,8 @@ class Recommendation:
             del data["current"]
         if not self.seconds_per_call:  # likewise without an objective of the user's code
             del data["seconds_per_call"]
+        if not self.decision:  # likewise without ``compare``
+            del data["decision"]
         if not (self.vs_baselines or self.baselines_missing):  # likewise without baselines
             for name in ("vs_baselines", "baseline_layouts", "baselines_missing"):
                 del data[name]
@@ -292,6 +297,7 @@ def recommend_with(
         portable_note=ranking.note,
         partial_note=partial.note(ds),
         seconds_per_call=_per_call(winner, chosen),
+        decision=decide(ds, ranking.ranked, objective=chosen),
     )
 
 

@@ -385,5 +385,8 @@ def recommend_with(
 def recommendation_text(rec: Any, *, fmt: str = "text") -> str:
     """A recommendation as the report a person reads (``text``) or as ``json``."""
     from iotune.analysis import report
+    from iotune.views.decision_text import decision_lines
 
-    return report.render_json(rec) if fmt == "json" else report.render_text(rec)
+    if fmt == "json":
+        return report.render_json(rec)
+    return "\n".join([*decision_lines(rec.decision), report.render_text(rec)])

@@ -1,16 +1,14 @@
 """The two kinds of format backend and what they share.
 
-A backend knows how to write and read one array in one format with a given
-set of parameters.  It knows nothing of sweeps, timing or repeats.
+A backend writes and reads one array in one format with given parameters: no sweeps, no timing.
 
 :class:`SlabBackend`
-    driven slab by slab by the trial runner (:mod:`iotune.runner.steps`), which
-    times the calls: netCDF4, h5py, Zarr, POSIX, memory.
+    driven slab by slab by the trial runner (:mod:`iotune.runner.steps`), which times the
+    calls: netCDF4, h5py, Zarr, POSIX, memory.
 :class:`LaunchedBackend`
-    run as MPI ranks by a rank program of its own; :meth:`~LaunchedBackend.run_launched`
-    is the one launch flow (stripe the directory, launch, aggregate the
-    slowest rank, record hints and striping): MPI-IO, and h5py with
-    ``nprocs > 1``, which is of both kinds.
+    run as MPI ranks by a rank program of its own; :meth:`~LaunchedBackend.run_launched` is
+    the one launch flow (stripe the directory, launch, aggregate the slowest rank, record
+    hints and striping): MPI-IO, and h5py with ``nprocs > 1``, which is of both kinds.
 """
 
 from __future__ import annotations
@@ -107,6 +105,9 @@ class Backend(ABC):
     in_memory: ClassVar[bool] = False
     #: the programs that open what it stores, by how they find filters (none: raw bytes)
     readers: ClassVar[tuple[ReaderGroup, ...]] = ()
+    #: what a trial's write makes, the one-off cost of reading this way: ``rewrite`` (the
+    #: data copied) or ``references`` (pointers to the source's bytes, no data copied)
+    one_off: ClassVar[str] = "rewrite"
 
     @classmethod
     def available(cls) -> tuple[bool, str]:

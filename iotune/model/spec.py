@@ -1,8 +1,7 @@
 """The sweep spec as plain frozen dataclasses: no parsing, no I/O.
 
-Everything below the spec parser (backends, the trial runner, the rank
-programs) depends on these types only, never on the parser in
-:mod:`iotune.specfile.parse`.
+Everything below the spec parser (backends, the trial runner, the rank programs) depends
+on these types only, never on the parser in :mod:`iotune.specfile.parse`.
 """
 
 from __future__ import annotations
@@ -41,10 +40,13 @@ TOP_KEYS = (
     "search",
     "storage",
     "baselines",
+    "compare",
 )
 #: named layouts measured beside the grid (the ``baselines`` list): the format library's
 #: default, dask's ``auto``, Rew's balanced chunking, the 1-4 MiB cloud rule, the source file's
 BASELINES = ("library", "dask-auto", "balanced", "cloud", "source")
+#: ``compare``'s ways to read a source: as it is, or as a backend's write makes it (``one_off``)
+WAYS = ("in-place", "references", "rewrite")
 #: adaptive search strategies (``search.strategy``); ``grid`` measures every point
 #: ``search.strategy``'s names, the one list the spec, the search and the CLI read
 STRATEGIES = ("grid", "random", "tpe", "gp", "auto")
@@ -336,6 +338,7 @@ class Sweep:
     baseline: dict[str, Any] = field(default_factory=dict)
     #: the ``baselines`` list: named layouts (:data:`BASELINES`) measured beside the grid
     baselines: tuple[str, ...] = ()
+    compare: tuple[str, ...] = ()  # the ``compare`` list (:data:`WAYS`): said by recommend
     #: the ``search`` section; None for plain grids (``iotune run``)
     search: SearchSpec | None = None
     #: the ``storage`` section; None: trials write in a local scratch directory

@@ -74,6 +74,7 @@ def attributes(plan: Plan, done: Mapping[str, TrialResult], provenance: Mapping[
         "per_host": sweep.execution.per_host,
         "contended": str(sweep.execution.contended).lower(),
         **({"baseline": json.dumps(sweep.baseline)} if sweep.baseline else {}),
+        **({"compare": " ".join(sweep.compare)} if sweep.compare else {}),  # the ways weighed
         "started": _iso(min(starts)) if starts else "",
         "ended": _iso(max(ends)) if ends else "",
     }

@@ -1,8 +1,7 @@
 """Sweep spec version 1: parse YAML, validate, freeze.
 
-Every problem raises :class:`~iotune.core.errors.SpecError` naming the field, the
-bad value and what is allowed.  Unknown keys are errors, so typos never pass
-silently.
+Every problem raises :class:`~iotune.core.errors.SpecError` naming the field, the bad
+value and what is allowed.  Unknown keys are errors, so typos never pass silently.
 """
 
 from __future__ import annotations
@@ -34,13 +33,13 @@ from iotune.model.spec import (
 )
 from iotune.model.userpatterns import UserPattern
 from iotune.specfile.baseline import parse_baseline
-from iotune.specfile.baselines import parse_baselines
 from iotune.specfile.batches import (
     LOADER_KNOBS,
     check_loader_knobs,
     finish_batches,
     parse_batches,
 )
+from iotune.specfile.compare import parse_compare
 from iotune.specfile.execution import parse_execution
 from iotune.specfile.hints import check_hint_names, parse_hint_sets
 from iotune.specfile.parameters import parse_parameters
@@ -332,6 +331,7 @@ def parse_spec(
                 f"{measure.cache!r} does not apply to object storage (every read is a new "
                 "client with no cache); allowed: cold",
             )
+        baselines, ways = parse_compare(data, backends, workload)
         sweep = Sweep(
             name=name,
             workload=workload,
@@ -343,7 +343,8 @@ def parse_spec(
             description=description,
             hints=hints if "hints" in data else {},
             baseline=parse_baseline(data.get("baseline"), parameters, workload),
-            baselines=parse_baselines(data.get("baselines"), workload),
+            baselines=baselines,
+            compare=ways,
             search=parse_search(data["search"], metrics, tuple(p.name for p in parameters))
             if "search" in data
             else None,

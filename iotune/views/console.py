@@ -143,9 +143,10 @@ def pick_lines(ds: xr.Dataset) -> list[str]:
     (:func:`iotune.analysis.report.render_summary`); empty when nothing succeeded.
     """
     from iotune.analysis.report import render_summary
+    from iotune.views.decision_text import decision_lines
 
     rec = pick(ds)
-    return [] if rec is None else render_summary(rec)
+    return [] if rec is None else [*render_summary(rec), *decision_lines(rec.decision)]
 
 
 def pick_dict(ds: xr.Dataset) -> dict[str, Any]:
@@ -156,7 +157,7 @@ def pick_dict(ds: xr.Dataset) -> dict[str, Any]:
         return {}
     found = rec.to_dict()
     keys: tuple[str, ...] = ("weights", "objective_default", "keep", "keep_text", "tie_note")
-    keys += ("cost_against", "cost", "readers", "seconds_per_call")
+    keys += ("cost_against", "cost", "readers", "seconds_per_call", "decision")
     return {"winner": rec.winner.label, **{k: found[k] for k in keys if k in found}}
 
 

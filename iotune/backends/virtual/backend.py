@@ -96,6 +96,7 @@ class VirtualBackend(SlabBackend):
     library = "virtualizarr"
     extra = "virtual"
     suffix = ".refs"
+    one_off = "references"  # the build's seconds and the references' bytes, never the data
     knobs = VirtualKnobs
     parameters = VirtualKnobs.names()
     description = "netCDF4/HDF5 source read in place through VirtualiZarr references"
