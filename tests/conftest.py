@@ -426,3 +426,49 @@ def torch_module():
             pytest.fail(f"IOTUNE_REQUIRE_TORCH=1 but torch cannot be imported: {err}")
         pytest.skip(f"PyTorch is not installed (pip install torch): {err}")
     return torch
+
+
+@pytest.fixture(scope="session")
+def decision_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real sweep of the three ways of reading a small CF netCDF file: its results folder.
+
+    The file (2 MiB of float32, 1x64x128 zlib chunks, CF time and units) is read in place
+    (the ``source`` baseline ``compare: [in-place, ...]`` adds), through VirtualiZarr's
+    references (the virtual backend) and rewritten to Zarr at 64x16x16, three repeats of
+    the full and timeseries patterns; the decision's tests share it.
+    """
+    import subprocess
+    import sys
+
+    import numpy as np
+    import xarray as xr
+    import yaml
+
+    folder = tmp_path_factory.mktemp("decision")
+    values = np.random.default_rng(0).normal(280, 5, (64, 64, 128)).astype("f4")
+    xr.Dataset(
+        {"tas": (("time", "lat", "lon"), values, {"units": "K"})},
+        coords={
+            "time": ("time", np.arange(64.0), {"units": "days since 2000-01-01"}),
+            "lat": np.linspace(-80, 80, 64),
+            "lon": np.arange(128) * 2.8,
+        },
+    ).to_netcdf(
+        folder / "tas.nc",
+        encoding={"tas": {"zlib": True, "complevel": 1, "chunksizes": (1, 64, 128)}},
+    )
+    spec = {
+        "version": 1,
+        "name": "decide",
+        "workload": {"field": "file", "path": "tas.nc", "variable": "tas"},
+        "backend": ["virtual", "zarr"],
+        "parameters": {"chunks": [[64, 16, 16]]},
+        "compare": ["in-place", "references", "rewrite"],
+        "read": {"patterns": ["full", "timeseries"]},
+        "measure": {"repeats": 3, "noise_probes": 0},
+    }
+    (folder / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    cmd = [sys.executable, "-m", "iotune", "run", "spec.yaml", "-o", "out", "--no-progress"]
+    proc = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return folder / "out"

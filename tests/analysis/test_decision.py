@@ -1,0 +1,70 @@
+"""The decision of a real sweep: in place, through references or rewritten, and when each pays.
+
+The sweep (``decision_results`` in tests/conftest.py) read a 2 MiB CF netCDF file as
+it is, through VirtualiZarr references and rewritten to Zarr; the break-even is checked
+against the medians the results recorded, and a rewrite that reads no faster never pays.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("virtualizarr")
+
+
+def _decision(ds, objective: str = "read:timeseries") -> dict:
+    from iotune.analysis.decision import decide
+
+    return decide(ds, ds.iotune.rank(objective).ranked, objective={objective: 1.0})
+
+
+def test_the_break_even_is_the_recorded_medians_arithmetic(decision_results: Path) -> None:
+    from iotune.results.dataset import open_results
+
+    ds = open_results(decision_results)
+    found = _decision(ds)
+    assert found["compare"] == ["in-place", "references", "rewrite"] and not found["missing"]
+    outcome = found["objectives"]["read:timeseries"]
+    ways = {w["way"]: w for w in outcome["ways"]}
+    assert set(ways) == {"in-place", "references", "rewrite"}
+    assert ways["in-place"]["one_off_s"] == 0 and ways["in-place"]["one_off_bytes"] == 0
+    zarr = ds.sel(backend="zarr").isel(chunks=0)
+    write = float(zarr["write_s"].median("repeat"))
+    mine = float(zarr["read_s"].sel(pattern="timeseries").median("repeat"))
+    source = ds["baseline_read_s"].sel(baseline="source:zarr", pattern="timeseries")
+    theirs = float(source.median("repeat"))
+    row = next(
+        r for r in outcome["break_even"] if (r["way"], r["against"]) == ("rewrite", "in-place")
+    )
+    assert ways["rewrite"]["one_off_s"] == pytest.approx(write)
+    assert ways["rewrite"]["one_off_bytes"] == float(zarr["file_bytes"].values.ravel()[0])
+    assert row["reads"] == pytest.approx(write / (theirs - mine))
+    assert row["low"] <= row["reads"] <= row["high"]
+    # the references are kilobytes, the rewrite the data
+    assert ways["references"]["one_off_bytes"] < 64 * 1024 < ways["rewrite"]["one_off_bytes"]
+    # one read of every pattern: both patterns' medians summed
+    every = {w["way"]: w for w in found["objectives"]["workload"]["ways"]}
+    both = float(zarr["read_s"].median("repeat").sum("pattern"))
+    assert every["rewrite"]["read_s"] == pytest.approx(both)
+
+
+def test_a_rewrite_that_reads_no_faster_never_pays(decision_results: Path) -> None:
+    from iotune.results.dataset import open_results
+
+    ds = open_results(decision_results).load()
+    # the rewrite's reads made 20 % slower than the source's, repeat by repeat
+    source = ds["baseline_read_s"].sel(baseline="source:zarr").values
+    ds["read_s"].loc[{"backend": "zarr", "chunks": "64x16x16"}] = source * 1.2
+    for metric in ("read:full", "read:timeseries"):
+        outcome = _decision(ds, metric)["objectives"][metric]
+        row = next(
+            r for r in outcome["break_even"] if (r["way"], r["against"]) == ("rewrite", "in-place")
+        )
+        assert row["never"] and math.isinf(row["reads"]) and row["saved_s"] < 0
+        assert outcome["choice"] != "rewrite"
+    assert np.all(np.isfinite(source))

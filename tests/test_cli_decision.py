@@ -1,0 +1,96 @@
+"""``iotune recommend`` and ``show`` say whether to read in place, through references or rewritten.
+
+The sweep is ``decision_results`` (tests/conftest.py): a CF netCDF file read as it is,
+through VirtualiZarr references and rewritten to Zarr, with ``compare``.  A bad
+``compare`` is one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("virtualizarr")
+
+
+def iotune(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "iotune", *map(str, args)]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_recommend_names_a_way_and_its_break_even(decision_results: Path) -> None:
+    where = decision_results.parent
+    proc = iotune("recommend", decision_results, "--objective", "read:timeseries", cwd=where)
+    assert proc.returncode == 0, proc.stderr
+    head = proc.stdout.splitlines()[0]
+    assert head.startswith("in place, references or rewrite")
+    chosen = head.split(": ", 1)[1].split()[0]
+    assert chosen in ("in-place", "references", "rewrite")
+    assert "for read:timeseries" in head
+    assert "rewrite against in-place: " in proc.stdout
+    assert "break-even in reads of read:timeseries" in proc.stdout
+    assert "of references" in proc.stdout and "nothing (the file as it is)" in proc.stdout
+    as_json = iotune(
+        "recommend",
+        decision_results,
+        "--objective",
+        "read:timeseries",
+        "--format",
+        "json",
+        cwd=where,
+    )
+    decision = json.loads(as_json.stdout)["decision"]
+    assert decision["choice"] == chosen and decision["objective"] == "read:timeseries"
+    outcome = decision["objectives"]["read:timeseries"]
+    for row in outcome["break_even"]:
+        assert {"reads", "low", "high", "never", "extra_s", "saved_s"} <= set(row)
+        assert row["never"] == (row["reads"] is None)
+    for way in outcome["ways"]:
+        assert way["read_s"] > 0 and way["one_off_bytes"] >= 0 and way["label"]
+
+
+def test_show_says_the_decision(decision_results: Path) -> None:
+    where = decision_results.parent
+    text = iotune("show", decision_results, cwd=where)
+    assert text.returncode == 0, text.stderr
+    assert "in place, references or rewrite" in text.stdout
+    shown = json.loads(iotune("show", decision_results, "--format", "json", cwd=where).stdout)
+    assert shown["recommended"]["decision"]["compare"] == ["in-place", "references", "rewrite"]
+
+
+@pytest.mark.parametrize(
+    ("compare", "said"),
+    [
+        (
+            ["in-place", "teleport"],
+            "compare[1]: unknown way 'teleport'; allowed: in-place, references, rewrite",
+        ),
+        (["rewrite"], "compare: expected a list of two or more ways, got ['rewrite']"),
+        (
+            ["in-place", "references"],
+            "compare[1]: 'references' needs a backend whose write makes references",
+        ),
+        (["rewrite", "rewrite"], "compare[1]: 'rewrite' is listed twice"),
+    ],
+)
+def test_a_bad_compare_is_one_line(tmp_path: Path, compare: list, said: str) -> None:
+    import numpy as np
+    import xarray as xr
+
+    xr.Dataset({"tas": (("time", "x"), np.ones((8, 8), "f4"))}).to_netcdf(tmp_path / "tas.nc")
+    spec = {
+        "version": 1,
+        "workload": {"field": "file", "path": "tas.nc", "variable": "tas"},
+        "backend": "zarr",
+        "compare": compare,
+    }
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    proc = iotune("validate", "spec.yaml", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert said in proc.stderr and "Traceback" not in proc.stderr
