@@ -139,9 +139,10 @@ def _best(
     from iotune.backends import get_backend
 
     grid = ds.iotune.dense()  # a search's visited points as a grid
+    only = ds.iotune.backends[0] if len(ds.iotune.backends) == 1 else ""
     found = []
     for cand in candidates:
-        backend = str(cand.settings.get("backend", ""))
+        backend = str(cand.settings.get("backend", only))
         if not backend or get_backend(backend).one_off != way:
             continue
         point = grid.sel({k: v for k, v in cand.coords.items() if k in grid.dims})
