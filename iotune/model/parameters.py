@@ -356,6 +356,39 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
     # virtual Zarr references to the source (backends/virtual): their form, chunks inlined
     ParameterDef("reference", "enum", "format", "reference form", parsers.reference, "icechunk"),
     ParameterDef("inline_threshold", "size", "format", "inlined below", parsers.size, "4KiB"),
+    # an Icechunk repository's configuration (backends/icechunk), kept in its config.yaml
+    ParameterDef(
+        "inline_chunk_threshold",
+        "size",
+        "format",
+        "Icechunk stores chunks below this in its manifests",
+        parsers.size,
+        "4KiB",
+    ),
+    ParameterDef(
+        "manifest_split",
+        "count",
+        "format",
+        "chunks per Icechunk manifest along the first dimension",
+        parsers.count(1, 2**31),
+        64,
+    ),
+    ParameterDef(
+        "manifest_preload",
+        "enum",
+        "cache",
+        "Icechunk loads every manifest when a session opens",
+        parsers.parse_switch,
+        "on",
+    ),
+    ParameterDef(
+        "max_concurrent_requests",
+        "count",
+        "parallel",
+        "Icechunk's requests to storage at once",
+        parsers.count(1, 65536),
+        128,
+    ),
     # reads through xarray (the formats with SlabBackend.open_dataset)
     ParameterDef(
         "dask_chunks",

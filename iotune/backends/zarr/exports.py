@@ -74,10 +74,23 @@ def zarr_array_code(settings: Mapping[str, Any], target: Target) -> str:
     location, compressors and quantising filters (the config knobs: :func:`zarr_config_code`).
     """
     q = quantize.Quantize.from_params(settings)
-    index = settings.get("shard_index")
-    if not q.lossy and not index:
+    if not q.lossy and not settings.get("shard_index"):
         raise NotApplicable("neither quantisation nor a shard index location was set")
     args = ["store", f"shape={tuple(target.shape)}", f"dtype={target.dtype!r}"]
+    return (
+        "import zarr\nimport zarr.codecs.numcodecs\narr = zarr.create_array("
+        + ", ".join(args + array_keywords(settings, target))
+        + ")"
+    )
+
+
+def array_keywords(settings: Mapping[str, Any], target: Target) -> list[str]:
+    """``create_array``'s keywords, as code, for chunks, shards (with their index location),
+    compressors and quantising filters; the codecs are ``zarr.codecs`` (and
+    ``zarr.codecs.numcodecs``) objects."""
+    q = quantize.Quantize.from_params(settings)
+    index = settings.get("shard_index")
+    args = []
     chunks = chunk_shape(settings)
     if chunks != "auto":
         args.append(f"chunks={tuple(target.shape if chunks == 'contiguous' else chunks)}")
@@ -94,11 +107,7 @@ def zarr_array_code(settings: Mapping[str, Any], target: Target) -> str:
         args.append(
             f"filters=[zarr.codecs.numcodecs.{type(lossy).__name__}(**{lossy.codec_config!r})]"
         )
-    return (
-        "import zarr\nimport zarr.codecs.numcodecs\narr = zarr.create_array("
-        + ", ".join(args)
-        + ")"
-    )
+    return args
 
 
 def zarr_loader_open(target: Target) -> tuple[str, list[str]]:
