@@ -16,6 +16,7 @@ from iotune.core.errors import UsageError
 from iotune.model import codecs, parsers
 from iotune.model.definition import GROUPS, KINDS, ParameterDef
 from iotune.model.loader_parameters import LOADER_PARAMETERS
+from iotune.model.repository_parameters import REPOSITORY_PARAMETERS
 
 __all__ = ["FSSPEC_CACHES", "GROUPS", "KINDS", "PARAMETERS", "ParameterDef", "generic", "get"]
 
@@ -356,39 +357,7 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
     # virtual Zarr references to the source (backends/virtual): their form, chunks inlined
     ParameterDef("reference", "enum", "format", "reference form", parsers.reference, "icechunk"),
     ParameterDef("inline_threshold", "size", "format", "inlined below", parsers.size, "4KiB"),
-    # an Icechunk repository's configuration (backends/icechunk), kept in its config.yaml
-    ParameterDef(
-        "inline_chunk_threshold",
-        "size",
-        "format",
-        "Icechunk stores chunks below this in its manifests",
-        parsers.size,
-        "4KiB",
-    ),
-    ParameterDef(
-        "manifest_split",
-        "count",
-        "format",
-        "chunks per Icechunk manifest along the first dimension",
-        parsers.count(1, 2**31),
-        64,
-    ),
-    ParameterDef(
-        "manifest_preload",
-        "enum",
-        "cache",
-        "Icechunk loads every manifest when a session opens",
-        parsers.parse_switch,
-        "on",
-    ),
-    ParameterDef(
-        "max_concurrent_requests",
-        "count",
-        "parallel",
-        "Icechunk's requests to storage at once",
-        parsers.count(1, 65536),
-        128,
-    ),
+    *REPOSITORY_PARAMETERS,
     # reads through xarray (the formats with SlabBackend.open_dataset)
     ParameterDef(
         "dask_chunks",
