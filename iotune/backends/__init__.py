@@ -12,6 +12,7 @@ from iotune.core.plugins import load, registry
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any
 
     from iotune.backends.base import Backend
@@ -60,6 +61,22 @@ XARRAY_BUILTINS = (
     *("netcdf4", "h5py", "zarr", "zarr-object", "hdf5-object", "netcdf4-object", "virtual"),
     "icechunk",
 )
+
+
+#: the built-ins whose ``guess_can_open`` may say yes: stores that are neither a netCDF/HDF5
+#: file nor a plain Zarr directory (``iotune apply`` opens them through the format)
+OPENER_BUILTINS = ("icechunk",)
+
+
+def opener_of(path: Path) -> type[Backend] | None:
+    """The backend whose ``guess_can_open`` knows ``path`` (a built-in first, then a plugin),
+    or None: a file or store the conversion's own readers open."""
+    plugins = [n for n in backend_names() if n not in BUILTINS]
+    for name in (*OPENER_BUILTINS, *plugins):
+        backend = get_backend(name)
+        if backend.guess_can_open(path):
+            return backend
+    return None
 
 
 def opens_with_xarray(name: str) -> bool:

@@ -105,6 +105,16 @@ class IcechunkBackend(SlabBackend):
         return repository.is_repository(Path(path))
 
     @classmethod
+    def open_source(cls, path: Path) -> Any:
+        """The branch's last commit as an undecoded Dataset (``iotune apply``'s source)."""
+        import xarray as xr
+
+        repo = repository.open_repository(path)
+        with repository.quiet():
+            store = repo.readonly_session(repository.BRANCH).store
+            return xr.open_zarr(store, decode_cf=False, chunks=None, consolidated=False)
+
+    @classmethod
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
