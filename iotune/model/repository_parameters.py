@@ -6,8 +6,26 @@ splices them into the one registry; the repository keeps them in its configurati
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from iotune.model import parsers
+from iotune.model.checks import byte_size, fail
 from iotune.model.definition import ParameterDef
+
+if TYPE_CHECKING:
+    from iotune.model.spec import Workload
+
+#: Icechunk keeps the inline threshold as a 16-bit count of bytes
+MAX_INLINE = 2**16 - 1
+
+
+def inline_threshold(value: object, path: str, workload: Workload) -> int:
+    """Bytes below which Icechunk inlines a chunk: 0 to 65535."""
+    size = byte_size(value, path)
+    if size > MAX_INLINE:
+        raise fail(path, f"{value!r} is out of range; allowed: 0 to {MAX_INLINE} bytes")
+    return size
+
 
 REPOSITORY_PARAMETERS: tuple[ParameterDef, ...] = (
     ParameterDef(
@@ -15,7 +33,7 @@ REPOSITORY_PARAMETERS: tuple[ParameterDef, ...] = (
         "size",
         "format",
         "Icechunk stores chunks below this in its manifests",
-        parsers.size,
+        inline_threshold,
         "4KiB",
     ),
     ParameterDef(

@@ -64,8 +64,16 @@ class IcechunkTarget(ZarrTarget):
             return zarr.open_array(self._session.store, path=name, mode=mode)
 
     def write_block(self, name: str, index: tuple[slice, ...], values: np.ndarray) -> None:
+        """A block of a region: its rows name the commit that holds it."""
         if index:
             self._rows += [index[0].start or 0, index[0].stop or 0]
+        self._store(name, index, values)
+
+    def write(self, name: str, start: int, stop: int, values: np.ndarray) -> None:
+        """A variable outside the regions (coordinates): committed with the next region."""
+        self._store(name, (slice(start, stop),) if values.ndim else (), values)
+
+    def _store(self, name: str, index: tuple[slice, ...], values: np.ndarray) -> None:
         with repository.quiet():
             super().write_block(name, index, values)
 

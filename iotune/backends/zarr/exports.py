@@ -96,8 +96,9 @@ def array_keywords(settings: Mapping[str, Any], target: Target) -> list[str]:
         args.append(f"chunks={tuple(target.shape if chunks == 'contiguous' else chunks)}")
     if settings.get("shards") not in (None, "none"):
         shape = parse_chunk_label(str(settings["shards"]))
-        where = f", 'index_location': {index!r}" if index else ""
-        args.append(f"shards={{'shape': {shape}{where}}}")
+        # zarr takes a mapping only with the index location, else the shape
+        shards = f"{{'shape': {shape}, 'index_location': {index!r}}}" if index else f"{shape}"
+        args.append(f"shards={shards}")
     made = [
         call.code() for call in codecs.zarr_codecs(codec_of(settings), itemsize=target.itemsize)
     ]
