@@ -69,12 +69,17 @@ OPENER_BUILTINS = ("icechunk",)
 
 
 def opener_of(path: Path) -> type[Backend] | None:
-    """The backend whose ``guess_can_open`` knows ``path`` (a built-in first, then a plugin),
-    or None: a file or store the conversion's own readers open."""
+    """The backend whose ``guess_can_open(path)`` says yes (a built-in first, then a plugin
+    that has one), or None: a file or store the conversion's own readers open.
+
+    Such a backend also has ``open_source(path)``: the store as an undecoded
+    ``xarray.Dataset`` (``iotune apply``'s source, or its finished target read back).
+    """
     plugins = [n for n in backend_names() if n not in BUILTINS]
     for name in (*OPENER_BUILTINS, *plugins):
         backend = get_backend(name)
-        if backend.guess_can_open(path):
+        guess = getattr(backend, "guess_can_open", None)
+        if guess is not None and guess(path):
             return backend
     return None
 

@@ -123,25 +123,6 @@ class Backend(ABC):
     def check_workload(cls, workload: Workload) -> None:
         """Refuse a workload the format cannot measure at all, before any trial (UsageError)."""
 
-    @classmethod
-    def guess_can_open(cls, path: Path) -> bool:
-        """Whether ``path`` holds what this format stores and :meth:`open_source` opens
-        (``iotune apply``'s source or its finished target); the default: no."""
-        return False
-
-    @classmethod
-    def open_source(cls, path: Path) -> Any:
-        """The store at ``path`` as an undecoded ``xarray.Dataset`` (see :meth:`guess_can_open`).
-
-        Raises
-        ------
-        NotApplicable
-            The format opens no sources (the default).
-        """
-        from iotune.core.errors import NotApplicable
-
-        raise NotApplicable(f"{cls.name} opens no sources")
-
     @classmethod  # noqa: B027 - most backends need nothing here
     def prepare_process(cls) -> None:
         """Adjust a fresh worker process before the backend's library is imported."""

@@ -90,7 +90,7 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     opener = opener_of(where)
     try:
         if opener is not None:  # a store its format opens (an Icechunk repository)
-            return Source(where, STORE, opener.open_source(where))
+            return Source(where, STORE, opener.open_source(where))  # type: ignore[attr-defined]
         if is_zarr(where):
             ds = xr.open_zarr(where, decode_cf=False, chunks=None, consolidated=False)
             return Source(where, STORE, ds)

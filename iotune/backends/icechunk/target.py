@@ -19,7 +19,7 @@ import numpy as np
 
 from iotune.backends.icechunk import repository
 from iotune.backends.target import TargetPlan
-from iotune.backends.zarr.target import ZarrTarget, stored_knobs, write_metadata
+from iotune.backends.zarr.target import ZarrTarget, empty_chunks, stored_knobs, write_metadata
 
 #: the first commit of a conversion: the metadata and the variables not written by region
 METADATA_COMMIT = "iotune apply: metadata"
@@ -103,14 +103,20 @@ class IcechunkTarget(ZarrTarget):
 
     @classmethod
     def read_back(cls, path: Path | str, variable: str) -> dict[str, Any]:
-        """The array's chunks, shards, codec and quantisation, and the repository's
-        configuration."""
+        """The array's chunks, shards, codec and quantisation, whether chunks equal to the
+        fill value were stored (in the manifest: Icechunk has no file per chunk to look
+        for), and the repository's configuration."""
         import zarr
+        from zarr.core.sync import sync
 
         repo = repository.open_repository(Path(path))
         with repository.quiet():
             store = repo.readonly_session(repository.BRANCH).store
-            found = stored_knobs(zarr.open_array(store, path=variable, mode="r"))
+            array = zarr.open_array(store, path=variable, mode="r")
+            found = stored_knobs(array)
+            empty = empty_chunks(array, lambda key: sync(store.exists(f"{variable}/{key}")))
+        if empty is not None:
+            found["write_empty_chunks"] = empty
         config = repository.read_config(Path(path))
         return found | {k: v for k, v in config.items() if v is not None}
 
@@ -118,6 +124,7 @@ class IcechunkTarget(ZarrTarget):
     def reader_lines(cls, settings: Mapping[str, Any]) -> list[str]:
         """zarr's concurrency, then the repository opened by xarray through a session."""
         lines = [
+            "import icechunk",
             "repo = icechunk.Repository.open(icechunk.local_filesystem_storage(path))",
             'store = repo.readonly_session("main").store',
         ]

@@ -152,7 +152,7 @@ class ZarrTarget(TargetWriter):
         where = f"{root.rstrip('/')}/{variable}"
         array = zarr.open_array(str(path), path=variable, mode="r")
         found = stored_knobs(array)
-        empty = _empty_chunks(array, lambda key: bool(fs.exists(f"{where}/{key}")))
+        empty = empty_chunks(array, lambda key: bool(fs.exists(f"{where}/{key}")))
         if empty is not None:
             found["write_empty_chunks"] = empty
         return found
@@ -245,7 +245,7 @@ def _codec(compressors: Any) -> dict[str, Any]:
     return {"codec": aliases.get(name, name), "level": level, "shuffle": shuffle}
 
 
-def _empty_chunks(array: Any, exists: Callable[[str], bool]) -> str | None:
+def empty_chunks(array: Any, exists: Callable[[str], bool]) -> str | None:
     """``on`` when a chunk equal to the fill value was stored, ``off`` when one was skipped.
 
     None when the array has no such chunk (nothing tells).  Sharded arrays are judged
