@@ -138,3 +138,25 @@ def history(path: Path) -> list[str]:
     repo = open_repository(path)
     with quiet():
         return [snapshot.message for snapshot in repo.ancestry(branch=BRANCH)]
+
+
+def fsync_new(path: Path, done: set[Path]) -> set[Path]:
+    """fsync the repository's files not in ``done`` and its branch refs, then its folders;
+    return every file now durable.
+
+    Icechunk's commit on local storage calls no fsync (its files are written and the ref
+    moved by rename); a conversion's journal must not name a region before it is durable.
+    """
+    import os
+
+    from iotune.measuring.measure import fsync_paths
+
+    files = {p for p in path.rglob("*") if p.is_file()}
+    fsync_paths(sorted((files - done) | {p for p in files if p.parts[-3] == "refs"}))
+    for folder in [path, *(p for p in path.rglob("*") if p.is_dir())]:
+        fd = os.open(folder, os.O_RDONLY)  # the renames into it
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return files

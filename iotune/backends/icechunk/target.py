@@ -2,8 +2,9 @@
 
 The metadata and values go through the zarr target's code (:mod:`iotune.backends.zarr.target`)
 into a writable session's store; :meth:`IcechunkTarget.sync`, which the conversion calls
-after each finished region and before its journal says so, commits the session, so the
-branch's history is the conversion, one commit per region.  An interrupted conversion
+after each finished region and before its journal says so, commits the session and
+fsyncs the files the commit made (Icechunk's commit on local storage fsyncs none), so
+the branch's history is the conversion, one durable commit per region.  An interrupted conversion
 loses only the uncommitted region: resumed, the target reopens at the branch's last
 commit and the journal names the regions it holds.  The repository keeps its
 configuration (inline threshold, manifests, requests, cache), so it is carried.
@@ -40,6 +41,8 @@ class IcechunkTarget(ZarrTarget):
         super().__init__(path, settings)
         self._repo = repo
         self._rows: list[int] = []
+        #: the repository's files fsynced by an earlier sync
+        self._durable: set[Path] = set()
         with repository.quiet():
             self._session = repo.writable_session(repository.BRANCH)
 
@@ -54,7 +57,9 @@ class IcechunkTarget(ZarrTarget):
 
     @classmethod
     def reopen(cls, path: Path, plan: TargetPlan, ds: Any) -> IcechunkTarget:
-        """The repository at its branch's last commit: an unfinished region is not in it."""
+        """The repository at its branch's last commit: an unfinished region is not in it
+        (its chunk files, never referenced by a commit, stay as garbage Icechunk's
+        ``expire_snapshots``/``garbage_collect`` would remove)."""
         return cls(path, plan.settings, repository.open_repository(path))
 
     def _array(self, name: str, mode: str) -> Any:
@@ -86,9 +91,11 @@ class IcechunkTarget(ZarrTarget):
             return super().read(name, start, stop)
 
     def sync(self) -> None:
-        """Commit what the session holds: the rows of the region just written."""
+        """Commit what the session holds (the rows of the region just written) and fsync the
+        files the commit made: Icechunk's commit on local storage fsyncs nothing."""
         rows = f"rows {min(self._rows)}:{max(self._rows)}" if self._rows else "values"
         self._commit(f"iotune apply: {rows}")
+        self._durable = repository.fsync_new(self.path, self._durable)
 
     def _commit(self, message: str) -> None:
         with repository.quiet():
