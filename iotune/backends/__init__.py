@@ -12,6 +12,7 @@ from iotune.core.plugins import load, registry
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any
 
     from iotune.backends.base import Backend
@@ -31,6 +32,7 @@ BUILTINS: dict[str, str] = {
     "hdf5-object": "iotune.backends.object.hdf5:Hdf5ObjectBackend",
     "netcdf4-object": "iotune.backends.object.hdf5:Netcdf4ObjectBackend",
     "virtual": "iotune.backends.virtual.backend:VirtualBackend",
+    "icechunk": "iotune.backends.icechunk.backend:IcechunkBackend",
 }
 
 
@@ -57,7 +59,29 @@ def on_object_storage(name: str) -> bool:
 #: memory and mpiio store bytes without the names and shape a Dataset needs
 XARRAY_BUILTINS = (
     *("netcdf4", "h5py", "zarr", "zarr-object", "hdf5-object", "netcdf4-object", "virtual"),
+    "icechunk",
 )
+
+
+#: the built-ins whose ``guess_can_open`` may say yes: stores that are neither a netCDF/HDF5
+#: file nor a plain Zarr directory (``iotune apply`` opens them through the format)
+OPENER_BUILTINS = ("icechunk",)
+
+
+def opener_of(path: Path) -> type[Backend] | None:
+    """The backend whose ``guess_can_open(path)`` says yes (a built-in first, then a plugin
+    that has one), or None: a file or store the conversion's own readers open.
+
+    Such a backend also has ``open_source(path)``: the store as an undecoded
+    ``xarray.Dataset`` (``iotune apply``'s source, or its finished target read back).
+    """
+    plugins = [n for n in backend_names() if n not in BUILTINS]
+    for name in (*OPENER_BUILTINS, *plugins):
+        backend = get_backend(name)
+        guess = getattr(backend, "guess_can_open", None)
+        if guess is not None and guess(path):
+            return backend
+    return None
 
 
 def opens_with_xarray(name: str) -> bool:

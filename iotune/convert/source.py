@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iotune.backends import opener_of
 from iotune.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -86,7 +87,10 @@ def open_source(path: str | os.PathLike[str]) -> Source:
     where = Path(path)
     if not where.exists():
         raise UsageError(f"source {where}: no such file or directory")
+    opener = opener_of(where)
     try:
+        if opener is not None:  # a store its format opens (an Icechunk repository)
+            return Source(where, STORE, opener.open_source(where))  # type: ignore[attr-defined]
         if is_zarr(where):
             ds = xr.open_zarr(where, decode_cf=False, chunks=None, consolidated=False)
             return Source(where, STORE, ds)

@@ -16,6 +16,7 @@ from iotune.core.errors import UsageError
 from iotune.model import codecs, parsers
 from iotune.model.definition import GROUPS, KINDS, ParameterDef
 from iotune.model.loader_parameters import LOADER_PARAMETERS
+from iotune.model.repository_parameters import REPOSITORY_PARAMETERS
 
 __all__ = ["FSSPEC_CACHES", "GROUPS", "KINDS", "PARAMETERS", "ParameterDef", "generic", "get"]
 
@@ -356,6 +357,7 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
     # virtual Zarr references to the source (backends/virtual): their form, chunks inlined
     ParameterDef("reference", "enum", "format", "reference form", parsers.reference, "icechunk"),
     ParameterDef("inline_threshold", "size", "format", "inlined below", parsers.size, "4KiB"),
+    *REPOSITORY_PARAMETERS,
     # reads through xarray (the formats with SlabBackend.open_dataset)
     ParameterDef(
         "dask_chunks",

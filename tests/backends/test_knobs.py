@@ -59,6 +59,12 @@ PARAMETERS = {
         "dask_threads", "cache_type", "read_block_size", "part_size", "request_concurrency",
     ),
     "virtual": ("reference", "inline_threshold", "dask_chunks", "dask_threads"),
+    "icechunk": (
+        "chunks", "shards", "codec", "level", "shuffle", "request_concurrency",
+        "write_empty_chunks", "shard_index", "quantize", "dask_chunks", "dask_threads",
+        "inline_chunk_threshold", "manifest_split", "manifest_preload",
+        "max_concurrent_requests", "chunk_cache",
+    ),
 }  # fmt: skip
 
 

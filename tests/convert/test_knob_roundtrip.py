@@ -45,6 +45,12 @@ VALUES: dict[str, list[tuple[str, str]]] = {
     "shards": [("8x8x8", "")],
     "shard_index": [(v, "shards=8x8x8") for v in ("start", "end")],
     "write_empty_chunks": [("on", ""), ("off", "")],
+    # an Icechunk repository's configuration
+    "inline_chunk_threshold": [("64", "")],
+    "manifest_split": [("2", "")],
+    "manifest_preload": [("on", ""), ("off", "")],
+    "max_concurrent_requests": [("16", "")],
+    "chunk_cache": [("1MiB", "")],
 }
 
 
@@ -113,7 +119,7 @@ def test_the_target_reads_back_the_asked_knob(
 def _asked(knob: str, value: str) -> Any:
     if knob in ("chunks", "shards", "codec", "shuffle", "quantize"):
         return value
-    if knob == "level":
+    if knob == "level" or parameters.get(knob).kind == "count":
         return int(value)
     return parameters.get(knob).parse(value, knob, None)  # type: ignore[arg-type]
 

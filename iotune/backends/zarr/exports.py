@@ -74,17 +74,31 @@ def zarr_array_code(settings: Mapping[str, Any], target: Target) -> str:
     location, compressors and quantising filters (the config knobs: :func:`zarr_config_code`).
     """
     q = quantize.Quantize.from_params(settings)
-    index = settings.get("shard_index")
-    if not q.lossy and not index:
+    if not q.lossy and not settings.get("shard_index"):
         raise NotApplicable("neither quantisation nor a shard index location was set")
     args = ["store", f"shape={tuple(target.shape)}", f"dtype={target.dtype!r}"]
+    return (
+        "import zarr\nimport zarr.codecs.numcodecs\narr = zarr.create_array("
+        + ", ".join(args + array_keywords(settings, target))
+        + ")"
+    )
+
+
+def array_keywords(settings: Mapping[str, Any], target: Target) -> list[str]:
+    """``create_array``'s keywords, as code, for chunks, shards (with their index location),
+    compressors and quantising filters; the codecs are ``zarr.codecs`` (and
+    ``zarr.codecs.numcodecs``) objects."""
+    q = quantize.Quantize.from_params(settings)
+    index = settings.get("shard_index")
+    args = []
     chunks = chunk_shape(settings)
     if chunks != "auto":
         args.append(f"chunks={tuple(target.shape if chunks == 'contiguous' else chunks)}")
     if settings.get("shards") not in (None, "none"):
         shape = parse_chunk_label(str(settings["shards"]))
-        where = f", 'index_location': {index!r}" if index else ""
-        args.append(f"shards={{'shape': {shape}{where}}}")
+        # zarr takes a mapping only with the index location, else the shape
+        shards = f"{{'shape': {shape}, 'index_location': {index!r}}}" if index else f"{shape}"
+        args.append(f"shards={shards}")
     made = [
         call.code() for call in codecs.zarr_codecs(codec_of(settings), itemsize=target.itemsize)
     ]
@@ -94,11 +108,7 @@ def zarr_array_code(settings: Mapping[str, Any], target: Target) -> str:
         args.append(
             f"filters=[zarr.codecs.numcodecs.{type(lossy).__name__}(**{lossy.codec_config!r})]"
         )
-    return (
-        "import zarr\nimport zarr.codecs.numcodecs\narr = zarr.create_array("
-        + ", ".join(args)
-        + ")"
-    )
+    return args
 
 
 def zarr_loader_open(target: Target) -> tuple[str, list[str]]:

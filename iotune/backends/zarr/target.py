@@ -12,10 +12,9 @@ index location, the codec and quantisation; request concurrency is a reader's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -31,7 +30,7 @@ from iotune.model.quantize import zarr_filters
 class ZarrTarget(TargetWriter):
     """The partial target store at ``path`` (a directory, or a zarr ``StorePath``)."""
 
-    carried = (
+    carried: ClassVar[tuple[str, ...]] = (
         "chunks",
         "shards",
         "shard_index",
@@ -102,24 +101,7 @@ class ZarrTarget(TargetWriter):
         and compressors; the others their own chunks.  A shallow copy of ``ds`` is
         changed, never ``ds``.
         """
-        ds = ds.copy()
-        encoding = {v.name: _encoding(v, plan) for v in plan.variables if v.dims}
-        for var in plan.variables:
-            if "_FillValue" not in var.attrs and var.dims:  # else xarray adds NaN to floats
-                encoding[var.name]["_FillValue"] = None
-            ds[var.name].encoding = {}
-        for name in ds.variables:  # lazy: values follow by region and by block
-            if name not in ds.indexes and ds[name].ndim:
-                ds[name] = ds[name].chunk()
-        ds.to_zarr(
-            path,
-            mode="w",
-            compute=False,
-            encoding={k: v for k, v in encoding.items() if v},
-            zarr_format=3,
-            consolidated=False,
-            safe_chunks=False,
-        )
+        write_metadata(path, plan, ds)
         return cls(path, plan.settings)
 
     @classmethod
@@ -169,21 +151,8 @@ class ZarrTarget(TargetWriter):
         fs, root = fsspec.core.url_to_fs(str(path))
         where = f"{root.rstrip('/')}/{variable}"
         array = zarr.open_array(str(path), path=variable, mode="r")
-        meta = json.loads(fs.cat_file(f"{where}/zarr.json"))
-        found: dict[str, Any] = {
-            "chunks": chunk_label(array.chunks),
-            "shards": chunk_label(array.shards) if array.shards else "none",
-            "quantize": "off",
-        }
-        for codec in meta.get("codecs", []):
-            if codec.get("name") == "sharding_indexed":
-                found["shard_index"] = codec["configuration"]["index_location"]
-        for f in array.filters:
-            config: Any = dict(getattr(f, "to_dict", dict)()).get("configuration", {})
-            if "keepbits" in config:
-                found["quantize"] = f"bitround:{config['keepbits']}"
-        found |= _codec(array.compressors)
-        empty = _empty_chunks(array, lambda key: bool(fs.exists(f"{where}/{key}")))
+        found = stored_knobs(array)
+        empty = empty_chunks(array, lambda key: bool(fs.exists(f"{where}/{key}")))
         if empty is not None:
             found["write_empty_chunks"] = empty
         return found
@@ -195,6 +164,34 @@ class ZarrTarget(TargetWriter):
         if concurrency is None:
             return lines
         return [f"zarr.config.set({{'async.concurrency': {int(concurrency)}}})", *lines]
+
+
+def write_metadata(store: Any, plan: TargetPlan, ds: Any) -> None:
+    """The store's metadata and the variables not written by region (``store``: a path or a
+    zarr store).
+
+    Converted variables get the plan's chunks, shards (with their index location)
+    and compressors; the others their own chunks.  A shallow copy of ``ds`` is
+    changed, never ``ds``.
+    """
+    ds = ds.copy()
+    encoding = {v.name: _encoding(v, plan) for v in plan.variables if v.dims}
+    for var in plan.variables:
+        if "_FillValue" not in var.attrs and var.dims:  # else xarray adds NaN to floats
+            encoding[var.name]["_FillValue"] = None
+        ds[var.name].encoding = {}
+    for name in ds.variables:  # lazy: values follow by region and by block
+        if name not in ds.indexes and ds[name].ndim:
+            ds[name] = ds[name].chunk()
+    ds.to_zarr(
+        store,
+        mode="w",
+        compute=False,
+        encoding={k: v for k, v in encoding.items() if v},
+        zarr_format=3,
+        consolidated=False,
+        safe_chunks=False,
+    )
 
 
 def _encoding(var: Any, plan: TargetPlan) -> dict[str, Any]:
@@ -216,6 +213,24 @@ def _encoding(var: Any, plan: TargetPlan) -> dict[str, Any]:
     return found
 
 
+def stored_knobs(array: Any) -> dict[str, Any]:
+    """Chunks, shards and their index location, codec and quantisation of an opened array,
+    as its metadata says."""
+    found: dict[str, Any] = {
+        "chunks": chunk_label(array.chunks),
+        "shards": chunk_label(array.shards) if array.shards else "none",
+        "quantize": "off",
+    }
+    for codec in array.metadata.codecs:
+        if hasattr(codec, "index_location"):
+            found["shard_index"] = str(codec.index_location.value)
+    for f in array.filters:
+        config: Any = dict(getattr(f, "to_dict", dict)()).get("configuration", {})
+        if "keepbits" in config:
+            found["quantize"] = f"bitround:{config['keepbits']}"
+    return found | _codec(array.compressors)
+
+
 def _codec(compressors: Any) -> dict[str, Any]:
     """``codec``, ``level`` and ``shuffle`` of the compressors (``none`` without one)."""
     configs = [c.to_dict() for c in compressors or ()]
@@ -230,7 +245,7 @@ def _codec(compressors: Any) -> dict[str, Any]:
     return {"codec": aliases.get(name, name), "level": level, "shuffle": shuffle}
 
 
-def _empty_chunks(array: Any, exists: Callable[[str], bool]) -> str | None:
+def empty_chunks(array: Any, exists: Callable[[str], bool]) -> str | None:
     """``on`` when a chunk equal to the fill value was stored, ``off`` when one was skipped.
 
     None when the array has no such chunk (nothing tells).  Sharded arrays are judged

@@ -1,0 +1,1 @@
+"""Zarr arrays in an Icechunk repository (see :mod:`iotune.backends.icechunk.backend`)."""
