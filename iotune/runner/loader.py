@@ -2,7 +2,8 @@
 
 Used where PyTorch is not installed, or where the spec asks for it
 (``read.batches.loader: iotune``); otherwise torch's own ``DataLoader`` reads
-(:mod:`iotune.runner.torch_loader`).  With ``num_workers: 0`` the trial's
+(:mod:`iotune.runner.torch_loader`), or xbatcher's ``BatchGenerator`` where the
+spec asks for it (:mod:`iotune.runner.xbatcher_loader`).  With ``num_workers: 0`` the trial's
 process opens the store and reads batch after batch.  Otherwise, as
 ``_MultiProcessingDataLoaderIter`` does, ``num_workers`` processes each open
 the store once (the backend's own reader) and assemble whole batches; batch
@@ -79,6 +80,10 @@ def read_batches(task: TrialTask, backend: SlabBackend, path: Path) -> dict[str,
     traffic: dict[str, Any] = {}
     if loader == "torch":
         source = torch_loader.torch_batches(task, path, spec)
+    elif loader == "xbatcher":
+        from iotune.runner.xbatcher_loader import xbatcher_batches
+
+        source = xbatcher_batches(task, backend, path, spec)
     elif int(task.trial.params.get("num_workers") or 0) == 0:
         source = _in_process(task, backend, path, traffic)
     else:
