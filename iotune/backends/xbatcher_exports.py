@@ -31,7 +31,8 @@ batches = xbatcher.BatchGenerator(
 )
 order = {order}
 for k in order:
-    batch = batches[int(k)][{variable!r}].values  # {batch} samples of {label}: (input_batch, {inputs})
+    # {batch} samples of {label}: (input_batch, {inputs})
+    batch = batches[int(k)][{variable!r}].values
 """
 
 

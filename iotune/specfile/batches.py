@@ -227,8 +227,9 @@ def _check_loader(spec: BatchSpec, backends: tuple[str, ...]) -> None:
 def check_xbatcher(sweep: Sweep, spec: BatchSpec) -> None:
     """Refuse ``loader: xbatcher`` where xbatcher cannot read the sweep's batches.
 
-    It needs xbatcher installed, formats xarray opens, samples whole along every
-    dimension but the first, and no loader workers (it reads in the trial's process).
+    It needs xbatcher installed, formats xarray opens and samples whole along every
+    dimension but the first.  It has no workers: a point with ``num_workers`` does not
+    apply (:func:`iotune.runner.plan.resolve_point`).
 
     Raises
     ------
@@ -236,9 +237,8 @@ def check_xbatcher(sweep: Sweep, spec: BatchSpec) -> None:
         Naming the field, the value and what is allowed.
     """
     from iotune.backends.xbatcher_exports import generator_arguments
-    from iotune.specfile.xarray_reads import require_xarray
-
     from iotune.core.extras import install_hint
+    from iotune.specfile.xarray_reads import require_xarray
 
     if importlib.util.find_spec("xbatcher") is None:
         raise fail(
@@ -252,13 +252,6 @@ def check_xbatcher(sweep: Sweep, spec: BatchSpec) -> None:
         generator_arguments(tuple(w.dims), tuple(w.shape), spec.to_dict())
     except NotApplicable as err:
         raise fail("read.batches.sample", f"{dict(spec.sample)!r}: {err}") from None
-    for param in sweep.parameters:
-        if param.name == "num_workers" and any(v for v in param.values):
-            raise fail(
-                "parameters.num_workers",
-                f"{list(param.values)!r}: xbatcher reads in the trial's process; "
-                "allowed with read.batches.loader xbatcher: 0",
-            )
 
 
 def _check_cuda(spec: BatchSpec) -> None:
