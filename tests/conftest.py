@@ -6,7 +6,8 @@ and dotted-path edits of it).
 
 File systems: ``tmpfs`` mounts a small (or read-only) tmpfs, skipping where that is
 impossible unless ``IOTUNE_REQUIRE_TMPFS=1``.  ``torch_module``: PyTorch, or a skip (a failure
-with ``IOTUNE_REQUIRE_TORCH=1``).
+with ``IOTUNE_REQUIRE_TORCH=1``); ``xbatcher_module`` the same for xbatcher
+(``IOTUNE_REQUIRE_XBATCHER=1``).
 
 Results: ``fake_results`` (the real schema, made-up numbers), ``crafted_results`` (a known
 winner, runner-up and baseline) and ``product_results`` (throughput a product of one
@@ -472,3 +473,19 @@ def decision_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proc = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return folder / "out"
+
+
+@pytest.fixture(scope="session")
+def xbatcher_module():
+    """xbatcher, for the tests of the batches pattern's xbatcher loader.
+
+    Skips with the reason where it is not installed, unless ``IOTUNE_REQUIRE_XBATCHER=1``,
+    which makes that a failure (CI installs it with the ``xbatcher`` extra).
+    """
+    try:
+        import xbatcher
+    except ImportError as err:
+        if os.environ.get("IOTUNE_REQUIRE_XBATCHER") == "1":
+            pytest.fail(f"IOTUNE_REQUIRE_XBATCHER=1 but xbatcher cannot be imported: {err}")
+        pytest.skip(f"xbatcher is not installed (pip install 'iotune[xbatcher]'): {err}")
+    return xbatcher

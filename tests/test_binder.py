@@ -30,6 +30,9 @@ BINDER_MEMORY = 2 * 2**30
 #: a notebook run with its own defaults (the demo size) aims for a minute
 RUN_LIMIT_S = 120
 
+#: figures a notebook draws at its defaults, beside its results (``out``)
+FIGURES = {"09-your-analysis": ("vs-baselines.png", "utilisation.png", "before-after.png")}
+
 pytestmark = pytest.mark.slow
 
 
@@ -97,6 +100,8 @@ def test_notebook_runs_within_binder_memory(
     assert elapsed < RUN_LIMIT_S, record
     assert peak[0] < BINDER_MEMORY, record
     _outputs_without_errors(executed)
+    for figure in FIGURES.get(notebook.stem, ()):
+        assert (tmp_path / "out" / figure).stat().st_size > 0, f"{figure} was not drawn"
 
 
 def _declared(notebook: Path) -> set[str]:

@@ -80,4 +80,5 @@ def test_an_unknown_extra_is_a_programming_error() -> None:
         require("numpy", extra="searhc", feature="x")
     assert set(EXTRAS) == {
         *("mpi", "mpich", "jupyter", "search", "darshan", "jobqueue", "objectstore", "virtual"),
+        "xbatcher",
     }

@@ -302,6 +302,7 @@ YOURS = {
     "dask_chunks": ["storage"],
     "workers": [0],
     "batch": 4,
+    "step": "5ms",
 }
 
 #: the baselines 09-your-analysis measures, in each format it sweeps
@@ -345,6 +346,15 @@ def test_your_analysis_notebook_tunes_your_file_for_your_function(tmp_path: Path
         f"{name}:{backend}" for backend in YOURS["backends"] for name in SPEC_BASELINES
     ]
     assert (out / "myanalysis.py").exists() and not (out / "tas.nc").exists()
+    # the accelerator's utilisation against the loader's workers, drawn and tabulated
+    assert json.loads(ds.attrs["batches"])["step"] == 0.005
+    (busy,) = [c for c in executed.cells if "utilisation(ds)" in c.source]
+    kinds = [k for o in busy.get("outputs", []) for k in o.get("data", {})]
+    assert "image/png" in kinds, "the utilisation is drawn"
+    assert (out / "utilisation.png").exists()
+    table = busy.outputs[-1]["data"]["text/plain"]
+    assert table.splitlines()[0].split() == ["num_workers", "0"], table
+    assert "accelerator >= 90% busy" in text or "no configuration keeps the accelerator" in text
     # the recommendation applied to the file: predicted, converted, measured before and after
     assert "dry run: would apply" in text and "measured after (3 cold repeats" in text
     (record,) = out.glob("mine-climatology.*.iotune-apply.json")

@@ -14,6 +14,7 @@ from typing import Any
 from iotune.backends import get_backend
 from iotune.backends.exports_base import Target, make_all
 from iotune.backends.loader_exports import loader_makers
+from iotune.backends.xbatcher_exports import xbatcher_makers
 from iotune.core.errors import UsageError
 from iotune.model.spec import StorageSpec
 
@@ -50,4 +51,7 @@ def all_exports(
     found = backend.exports(settings, target, hints=hints, storage=storage)
     if batches is None:
         return found
-    return found | make_all(loader_makers(backend, settings, target, batches))
+    found |= make_all(loader_makers(backend, settings, target, batches))
+    if batches.get("loader") == "xbatcher":  # measured through xbatcher: its loop too
+        found |= make_all(xbatcher_makers(backend, settings, target, batches, storage=storage))
+    return found

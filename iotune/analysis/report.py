@@ -314,4 +314,6 @@ def _busy(figures: dict) -> str:
 def _measured_by(loader: str) -> str:
     if loader == "torch":
         return "measured by torch's DataLoader over the exported Dataset (as below)"
+    if loader == "xbatcher":
+        return "measured by xbatcher's BatchGenerator over open_dataset (as below)"
     return "measured by iotune's own loader (PyTorch was not used)"

@@ -34,6 +34,7 @@ EXTRAS: dict[str, str] = {
     "jobqueue": "dask-jobqueue",
     "objectstore": "obstore and s3fs (storage.url: S3, GCS, Azure)",
     "virtual": "virtualizarr, kerchunk, icechunk, fastparquet (the virtual backend's references)",
+    "xbatcher": "xbatcher (read.batches.loader: xbatcher)",
 }
 
 

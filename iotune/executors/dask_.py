@@ -12,8 +12,6 @@ from __future__ import annotations
 import importlib
 import logging
 import shutil
-import subprocess
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -21,10 +19,10 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from iotune.core.errors import ClusterError, UsageError
-from iotune.core.extras import require
+from iotune.core.errors import ClusterError
 from iotune.executors.base import Executor
 from iotune.executors.environ import WORKER_ENVIRON, adaptive_malloc_thresholds
+from iotune.executors.jobqueue import jobqueue_cluster
 from iotune.model.records import TrialResult, TrialTask
 from iotune.runner.trial import run_trial_captured
 
@@ -60,86 +58,6 @@ class PrepareBackends(WorkerPlugin):
         importlib.import_module("iotune.runner.trial")
 
 
-def jobqueue_options(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """The dask-jobqueue cluster's keyword arguments for an ``execution.cluster`` mapping.
-
-    Parameters
-    ----------
-    spec
-        The validated ``execution.cluster`` (``memory`` in bytes).
-
-    Returns
-    -------
-    dict
-        Everything but ``kind`` and ``jobs``.  ``job_script_prologue`` (the
-        spec's, else the one in the jobqueue config) is preceded by exports of
-        the worker thread limits: the client's dask config does not reach a
-        worker the batch system starts.  Unset options keep dask-jobqueue's
-        defaults, e.g. ``python`` is this interpreter (``sys.executable``).
-    """
-    import dask
-
-    options = {k: v for k, v in spec.items() if k not in ("kind", "jobs") and v is not None}
-    prologue = options.get("job_script_prologue")
-    if prologue is None:
-        prologue = dask.config.get(f"jobqueue.{spec['kind']}.job-script-prologue", None) or []
-    # ${VAR:-1}: a value the user exported for the job wins, as with LocalCluster workers
-    limits = [f"export {k}=${{{k}:-{v}}}" for k, v in WORKER_ENVIRON.items()]
-    options["job_script_prologue"] = [*limits, *prologue]
-    return options
-
-
-def _jobqueue_cluster(spec: Mapping[str, Any]) -> Any:
-    require("dask_jobqueue", extra="jobqueue", feature="execution.cluster")
-    import dask_jobqueue
-
-    kinds = {"slurm": dask_jobqueue.SLURMCluster, "pbs": dask_jobqueue.PBSCluster}
-    try:
-        cluster = kinds[spec["kind"]](**jobqueue_options(spec))
-    except ValueError as err:  # e.g. no cores or memory in the spec nor the jobqueue config
-        raise UsageError(f"execution.cluster: {' '.join(str(err).split())}") from err
-    try:
-        if spec["kind"] == "slurm":
-            check_job_script(cluster.job_script())
-    except UsageError:
-        cluster.close()
-        raise
-    cluster.scale(jobs=spec.get("jobs") or 1)
-    return cluster
-
-
-def check_job_script(script: str, *, sbatch: str = "sbatch") -> None:
-    """Ask SLURM whether it would take ``script`` (``sbatch --test-only``), submitting nothing.
-
-    dask-jobqueue submits from a background task and only logs a refusal, so a
-    wrong partition or account would otherwise show as workers that never come.
-
-    Raises
-    ------
-    UsageError
-        sbatch is missing or refuses the script, with sbatch's own reason.
-    """
-    with tempfile.NamedTemporaryFile("w", suffix=".sh", prefix="iotune-job-") as handle:
-        handle.write(script)
-        handle.flush()
-        try:
-            proc = subprocess.run(
-                [sbatch, "--test-only", handle.name], capture_output=True, text=True, timeout=60
-            )
-        except FileNotFoundError as err:
-            raise UsageError(
-                f"execution.cluster: kind 'slurm' needs {sbatch!r} on PATH; it was not found"
-            ) from err
-        except subprocess.TimeoutExpired as err:
-            raise UsageError(
-                "execution.cluster: 'sbatch --test-only' got no answer from SLURM in 60 s"
-            ) from err
-    if proc.returncode != 0:
-        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
-        reason = lines[-1] if lines else f"exit code {proc.returncode}"
-        raise UsageError(f"execution.cluster: SLURM refuses the job script: {reason}")
-
-
 class DaskExecutor(Executor):
     """Trials as dask tasks.
 
@@ -167,7 +85,6 @@ class DaskExecutor(Executor):
         per_host: int = 1,
     ) -> None:
         import dask
-        from distributed import Client, LocalCluster
 
         self.per_host = per_host
         self._cluster = None
@@ -175,7 +92,9 @@ class DaskExecutor(Executor):
         self._running: dict[Any, tuple[TrialTask, str | None, float]] = {}
         self._most = 0
         self._counted = (0.0, 0)  # (when, workers): see _slots
-        with dask.config.set(
+        # held until close, not only while the cluster starts: a worker the nanny restarts
+        # (after a death, or restart_workers) reads distributed.worker.daemon again
+        self._config = dask.config.set(
             {
                 "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
                 "distributed.nanny.pre-spawn-environ": WORKER_ENVIRON,
@@ -183,21 +102,12 @@ class DaskExecutor(Executor):
                 # workers); they end with it, and its own end with the nanny's kill
                 "distributed.worker.daemon": False,
             }
-        ):
-            if scheduler:
-                self.client = Client(scheduler)
-            else:
-                self._cluster = (
-                    _jobqueue_cluster(cluster)
-                    if cluster
-                    else LocalCluster(
-                        n_workers=workers or 2,
-                        threads_per_worker=1,
-                        processes=True,
-                        dashboard_address=":0",
-                    )
-                )
-                self.client = Client(self._cluster)
+        )
+        try:
+            self.client, self._cluster = _connect(scheduler, cluster, workers)
+        except BaseException:
+            self._config.__exit__(None, None, None)  # the process's dask config as it was
+            raise
         self.client.register_plugin(PrepareBackends())
         self._wait_for_workers(self._local_workers or 1)
 
@@ -364,6 +274,7 @@ class DaskExecutor(Executor):
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+        self._config.__exit__(None, None, None)
 
     def abort(self) -> None:
         """Cancel the sweep's tasks and stop the worker processes that run them.
@@ -395,3 +306,21 @@ def _outcome(future: Any, task: TrialTask, started: float) -> TrialResult:
     except Exception as err:  # the task itself never raises; this is the cluster failing
         why = f"{type(err).__name__}: {' '.join(str(err).split())}"
     return TrialResult(task.trial.id, "failed", why, started=started, ended=time.time())
+
+
+def _connect(
+    scheduler: str | None, cluster: Mapping[str, Any] | None, workers: int | None
+) -> tuple[Any, Any]:
+    """The client, and the cluster of the sweep's own (None on someone's scheduler)."""
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        return Client(scheduler), None
+    made = (
+        jobqueue_cluster(cluster)
+        if cluster
+        else LocalCluster(
+            n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        )
+    )
+    return Client(made), made

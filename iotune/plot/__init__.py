@@ -12,6 +12,7 @@ display, are never registered with pyplot (nothing leaks) and can be made in wor
 - :func:`noise_over_time`: the reference configuration through the run, its noise floor.
 - :func:`vs_baselines`: each pattern's best over the named baselines (the spec's ``baselines``).
 - :func:`convergence`, :func:`importance`: a search's best so far, and which knobs matter.
+- :func:`utilisation`: the accelerator utilisation against ``num_workers`` at the batches' step.
 
 A search's sparse results are drawn as the grid of the values it visited.
 """
@@ -24,6 +25,7 @@ import xarray as xr
 
 from iotune.plot._common import _params
 from iotune.plot.baselines import vs_baselines
+from iotune.plot.busy import has_utilisation, utilisation
 from iotune.plot.convergence import convergence, importance
 from iotune.plot.heatmap import heatmap
 from iotune.plot.limit import NO_LIMIT_NOTE, fraction_of_limit, has_limit
@@ -47,6 +49,7 @@ __all__ = [
     "notes",
     "size_vs_throughput",
     "throughput",
+    "utilisation",
     "vs_baselines",
 ]
 
@@ -59,7 +62,8 @@ def all_figures(ds: xr.Dataset) -> dict[str, Figure]:
     was swept), ``"size-vs-write"`` and ``"size-vs-read-<pattern>"`` (with
     ``file_bytes``) and ``"fraction-of-limit"`` (when the results carry a device
     limit), ``"noise"`` (when the run measured its noise floor) and ``"vs-baselines"``
-    (when it measured the spec's ``baselines``; :func:`notes` says
+    (when it measured the spec's ``baselines``), ``"utilisation"`` (a batches step with
+    ``num_workers`` swept; :func:`notes` says
     why a figure was left out).
 
     Parameters
@@ -91,6 +95,8 @@ def all_figures(ds: xr.Dataset) -> dict[str, Figure]:
         figures["noise"] = noise_over_time(ds)
     if has_baselines(ds) and speedup.vs_baselines(ds, speedup.each_best(ds)):
         figures["vs-baselines"] = vs_baselines(ds)
+    if has_utilisation(ds):
+        figures["utilisation"] = utilisation(ds)
     if search is not None:
         figures["convergence"] = convergence(search)
         figures["importance"] = importance(search)

@@ -75,7 +75,9 @@ def assign(ds: xr.Dataset, plan: Plan, done: Mapping[str, TrialResult]) -> xr.Da
 
 
 def loader_at(ds: xr.Dataset, coords: Mapping[str, Any]) -> str:
-    """``torch`` or ``iotune``: who measured the batches at ``coords`` (empty: unknown).
+    """``torch``, ``iotune`` or ``xbatcher``: who measured the batches at ``coords``.
+
+    Empty: unknown.
 
     Results written before the loader was recorded were all measured by iotune's.
     """
@@ -123,8 +125,10 @@ def loader_note(ds: xr.Dataset) -> str:
         return ""
     found = str(ds.attrs.get("provenance_loader") or "iotune")  # older results: iotune's
     torch = ds.attrs.get("provenance_version_torch")
+    xbatcher = ds.attrs.get("provenance_version_xbatcher")
     said = {
         "torch": f"torch's DataLoader (torch {torch or '?'}) over the exported Dataset",
+        "xbatcher": f"xbatcher's BatchGenerator (xbatcher {xbatcher or '?'}) over open_dataset",
         "iotune": "iotune's own loader (not torch's DataLoader)",
     }
     if found in said:

@@ -2,7 +2,8 @@
 
 Used where PyTorch is not installed, or where the spec asks for it
 (``read.batches.loader: iotune``); otherwise torch's own ``DataLoader`` reads
-(:mod:`iotune.runner.torch_loader`).  With ``num_workers: 0`` the trial's
+(:mod:`iotune.runner.torch_loader`), or xbatcher's ``BatchGenerator`` where the
+spec asks for it (:mod:`iotune.runner.xbatcher_loader`).  With ``num_workers: 0`` the trial's
 process opens the store and reads batch after batch.  Otherwise, as
 ``_MultiProcessingDataLoaderIter`` does, ``num_workers`` processes each open
 the store once (the backend's own reader) and assemble whole batches; batch
@@ -69,17 +70,29 @@ def read_batches(task: TrialTask, backend: SlabBackend, path: Path) -> dict[str,
     Raises
     ------
     LoaderError
-        A worker failed (its reason) or died (its exit code or signal).
+        A worker failed (its reason) or died (its exit code or signal), or workers
+        were asked of a daemonic process, which may not start any.
     """
     from iotune.runner import torch_loader
 
     spec = batch_spec(task)
     loader = torch_loader.loader_of(task)
+    workers = int(task.trial.params.get("num_workers") or 0)
+    if workers and multiprocessing.current_process().daemon:
+        # torch's and iotune's workers alike: a daemonic process may not start processes
+        raise LoaderError(
+            f"num_workers {workers} needs a trial process that may start processes; this one "
+            "is daemonic (dask: set distributed.worker.daemon to false) - allowed: num_workers 0"
+        )
     c0 = time.process_time()
     traffic: dict[str, Any] = {}
     if loader == "torch":
         source = torch_loader.torch_batches(task, path, spec)
-    elif int(task.trial.params.get("num_workers") or 0) == 0:
+    elif loader == "xbatcher":
+        from iotune.runner.xbatcher_loader import xbatcher_batches
+
+        source = xbatcher_batches(task, backend, path, spec)
+    elif workers == 0:
         source = _in_process(task, backend, path, traffic)
     else:
         _start_server(task.trial.backend)  # untimed, as a user's interpreter is already up
@@ -198,11 +211,6 @@ def _with_workers(task: TrialTask, path: Path) -> Generator[int, None, None]:
     batches = batch_indices(task.workload, batch_spec(task))
     workers = int(task.trial.params["num_workers"])
     prefetch = int(task.trial.params.get("prefetch_factor") or 2)
-    if multiprocessing.current_process().daemon:
-        raise LoaderError(
-            "num_workers > 0 needs a trial process that may start processes; this one is "
-            "daemonic (dask: set distributed.worker.daemon to false) - allowed: num_workers 0"
-        )
     pool, failed = _Pool(), True
     try:
         pool.start(task, path, workers)

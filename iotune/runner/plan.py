@@ -168,12 +168,18 @@ def resolve_point(backend: str, given: dict[str, Any], sweep: Sweep):
             f"num_workers {generic['num_workers']} does not apply to {backend}: its data lives "
             "in the trial's process, which loader workers cannot read"
         )
+    loader = _loader(sweep)
+    if generic.get("num_workers") and loader == "xbatcher":
+        return NotApplicable(
+            f"num_workers {generic['num_workers']} does not apply to xbatcher's "
+            "BatchGenerator: it reads in the trial's process"
+        )
     if generic.get("prefetch_factor") is not None and not generic.get("num_workers"):
         generic["prefetch_factor"] = None  # batches read in the trial's process: none in flight
         foreign.append("prefetch_factor does not apply with num_workers 0")
-    if generic.get("pin_memory") is not None and _iotune_loader(sweep):
-        generic["pin_memory"] = None  # iotune's loader has no page-locked memory
-        foreign.append("pin_memory does not apply to iotune's loader (only torch's pins)")
+    if generic.get("pin_memory") is not None and loader in ("iotune", "xbatcher"):
+        generic["pin_memory"] = None  # no page-locked memory but torch's
+        foreign.append(f"pin_memory does not apply to {loader}'s loader (only torch's pins)")
     try:
         effective, notes = cls.resolve(own, sweep.workload_at(given.get("fidelity")))
     except NotApplicable as err:
@@ -185,12 +191,16 @@ def resolve_point(backend: str, given: dict[str, Any], sweep: Sweep):
     return {**effective, **generic}, [*notes, *foreign]
 
 
-def _iotune_loader(sweep: Sweep) -> bool:
-    """Whether the sweep's batches are read by iotune's own loader (no torch to pin memory)."""
+def _loader(sweep: Sweep) -> str:
+    """Who reads the sweep's batches: ``torch``, ``iotune`` or ``xbatcher`` (none: empty)."""
     from iotune.specfile.batches import torch_installed
 
     spec = sweep.read.batches
-    return spec is not None and (spec.loader == "iotune" or not torch_installed())
+    if spec is None:
+        return ""
+    if spec.loader == "auto":
+        return "torch" if torch_installed() else "iotune"
+    return spec.loader
 
 
 def _merge(resolved: list, sweep: Sweep) -> tuple[list[GridPoint], list[Trial]]:

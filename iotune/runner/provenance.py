@@ -23,6 +23,7 @@ LIBRARIES = (
     "s3fs",
     "fsspec",
     "torch",  # the batches pattern's DataLoader (runner/torch_loader.py)
+    "xbatcher",  # its BatchGenerator (runner/xbatcher_loader.py)
 )
 
 

@@ -34,7 +34,7 @@ from iotune.model.spec import BatchSpec
 
 
 def loader_of(task: TrialTask) -> str:
-    """``torch`` or ``iotune``: who reads the trial's batches.
+    """``torch``, ``iotune`` or ``xbatcher``: who reads the trial's batches.
 
     ``auto`` is torch where it is importable and the backend has a ``Dataset``
     export, else iotune's loader (the spec refused ``torch`` where it cannot be).

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 KEYS = ("sample", "batch", "batches", "shuffle", "loader", "step", "device")
 #: the parameters of the batches pattern's loader (:mod:`iotune.runner.loader`)
 LOADER_KNOBS = ("num_workers", "prefetch_factor", "pin_memory")
-LOADERS = ("auto", "torch", "iotune")
+LOADERS = ("auto", "torch", "iotune", "xbatcher")
 DEVICES = ("cpu", "cuda")
 #: a default repeat reads this many batches per batch in flight, so steady state dominates
 BATCHES_PER_SLOT = 8
@@ -171,6 +171,8 @@ def finish_batches(sweep: Sweep) -> Sweep:
     if spec is None:
         return sweep
     _check_loader(spec, sweep.backends)
+    if spec.loader == "xbatcher":
+        check_xbatcher(sweep, spec)
     if spec.default_batches:
         spec = replace(spec, batches=default_batches(sweep, spec))
         sweep = replace(sweep, read=replace(sweep.read, batches=spec))
@@ -222,11 +224,41 @@ def _check_loader(spec: BatchSpec, backends: tuple[str, ...]) -> None:
             ) from None
 
 
+def check_xbatcher(sweep: Sweep, spec: BatchSpec) -> None:
+    """Refuse ``loader: xbatcher`` where xbatcher cannot read the sweep's batches.
+
+    It needs xbatcher installed, formats xarray opens and samples whole along every
+    dimension but the first.  It has no workers: a point with ``num_workers`` does not
+    apply (:func:`iotune.runner.plan.resolve_point`).
+
+    Raises
+    ------
+    SpecError
+        Naming the field, the value and what is allowed.
+    """
+    from iotune.backends.xbatcher_exports import generator_arguments
+    from iotune.core.extras import install_hint
+    from iotune.specfile.xarray_reads import require_xarray
+
+    if importlib.util.find_spec("xbatcher") is None:
+        raise fail(
+            "read.batches.loader",
+            f"'xbatcher' needs xbatcher, which is not installed here ({install_hint('xbatcher')}); "
+            "allowed without it: auto, torch, iotune",
+        )
+    require_xarray(sweep.backends, "read.batches.loader", every=True)
+    w = sweep.workload
+    try:
+        generator_arguments(tuple(w.dims), tuple(w.shape), spec.to_dict())
+    except NotApplicable as err:
+        raise fail("read.batches.sample", f"{dict(spec.sample)!r}: {err}") from None
+
+
 def _check_cuda(spec: BatchSpec) -> None:
-    if spec.loader == "iotune":
+    if spec.loader in ("iotune", "xbatcher"):
         raise fail(
             "read.batches.device",
-            "'cuda' needs the torch loader (read.batches.loader: iotune); allowed: cpu",
+            f"'cuda' needs the torch loader (read.batches.loader: {spec.loader}); allowed: cpu",
         )
     if not torch_installed():
         raise fail(

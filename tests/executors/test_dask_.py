@@ -260,3 +260,28 @@ def test_a_cluster_left_without_workers_gets_them_back(make_spec, tmp_path, monk
     closer.join(timeout=5)
     assert set(ds["status"].values.ravel()) == {"ok"}
     assert any("lost every worker" in r.getMessage() for r in caplog.records)
+
+
+def _daemonic() -> bool:
+    import multiprocessing
+
+    return multiprocessing.current_process().daemon
+
+
+def test_a_restarted_worker_may_still_start_processes():
+    """A worker the nanny starts again (after a death, or a restart) is not daemonic either,
+    so a trial with loader workers runs on it (torch's DataLoader would fail: "daemonic
+    processes are not allowed to have children"); dask's config is as it was after close."""
+    import dask
+
+    from iotune.executors.dask_ import DaskExecutor
+
+    executor = DaskExecutor(workers=1)
+    try:
+        assert list(executor.client.run(_daemonic).values()) == [False]
+        workers = list(executor.client.scheduler_info()["workers"])
+        executor.client.restart_workers(workers, timeout=120)
+        assert list(executor.client.run(_daemonic).values()) == [False]
+    finally:
+        executor.close()
+    assert dask.config.get("distributed.worker.daemon", default=True) is True

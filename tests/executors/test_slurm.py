@@ -12,8 +12,8 @@ import xarray as xr
 import yaml
 
 from iotune.core.errors import SpecError, UsageError
-from iotune.executors.dask_ import _jobqueue_cluster, check_job_script, jobqueue_options
 from iotune.executors.environ import WORKER_ENVIRON
+from iotune.executors.jobqueue import check_job_script, jobqueue_cluster, jobqueue_options
 from iotune.specfile.execution import CLUSTER_KEYS
 from iotune.specfile.parse import load_spec_text
 
@@ -159,7 +159,7 @@ def test_a_cluster_without_cores_or_memory_is_a_usage_error() -> None:
         dask.config.set({"jobqueue.slurm.cores": None, "jobqueue.slurm.memory": None}),
         pytest.raises(UsageError, match=r"^execution\.cluster: .*cores"),
     ):
-        _jobqueue_cluster({"kind": "slurm", "jobs": 1})
+        jobqueue_cluster({"kind": "slurm", "jobs": 1})
 
 
 def load_spec_cluster(cluster: dict) -> dict:

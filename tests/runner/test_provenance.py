@@ -163,6 +163,7 @@ LIBRARIES = (
     *("iotune", "numpy", "xarray", "netCDF4", "h5py", "zarr", "numcodecs", "dask", "mpi4py"),
     *("obstore", "s3fs", "fsspec"),  # the object-store clients
     "torch",  # the batches pattern's DataLoader
+    "xbatcher",  # and its BatchGenerator
 )
 
 _VERSIONS_SCRIPT = f"""

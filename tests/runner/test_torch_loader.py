@@ -78,3 +78,28 @@ def test_a_format_without_a_dataset_export_is_read_by_iotunes_loader(tmp_path) -
     spec = BatchSpec((("time", 1),), batch=2, batches=3)
     task, _ = trial("posix", tmp_path, spec, num_workers=0)
     assert torch_loader.loader_of(task) == "iotune"
+
+
+def _read_in_daemon(task: TrialTask, path: Path, said) -> None:
+    try:
+        loader.read_batches(task, placed.make_backend(task), path)  # type: ignore[arg-type]
+        said.put("read")
+    except Exception as err:
+        said.put(f"{type(err).__name__}: {err}")
+
+
+def test_workers_asked_of_a_daemonic_process_fail_with_the_reason(torch_module, tmp_path):
+    """As in a dask worker started daemonic: torch's DataLoader would fail at its first
+    worker ("daemonic processes are not allowed to have children"); the trial says why."""
+    import multiprocessing
+
+    spec = BatchSpec((("time", 1),), batch=4, batches=2, loader="torch")
+    task, path = trial("netcdf4", tmp_path, spec, num_workers=2, prefetch_factor=2)
+    context = multiprocessing.get_context("fork")
+    said = context.Queue()
+    child = context.Process(target=_read_in_daemon, args=(task, path, said), daemon=True)
+    child.start()
+    found = said.get(timeout=120)
+    child.join(timeout=30)
+    assert found.startswith("LoaderError: num_workers 2 needs a trial process that may start")
+    assert "daemonic (dask: set distributed.worker.daemon to false)" in found

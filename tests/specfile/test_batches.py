@@ -57,7 +57,10 @@ def test_sweeps_without_batches_keep_their_read_and_digest() -> None:
         ({"parameters.num_workers": [-1, 2]}, ("parameters.num_workers[0]", ">= 0")),
         ({"parameters.prefetch_factor": 0}, ("parameters.prefetch_factor", ">= 1")),
         ({"parameters.pin_memory": "maybe"}, ("parameters.pin_memory", "off, on")),
-        ({"read.batches": {"loader": "tf"}}, ("read.batches.loader", "auto, torch, iotune")),
+        (
+            {"read.batches": {"loader": "tf"}},
+            ("read.batches.loader", "auto, torch, iotune, xbatcher"),
+        ),
         ({"read.batches": {"step": "soon"}}, ("read.batches.step", "50ms")),
         ({"read.batches": {"step": "-5ms"}}, ("read.batches.step", "50ms")),
         ({"read.batches": {"device": "tpu"}}, ("read.batches.device", "cpu, cuda")),
