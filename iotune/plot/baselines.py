@@ -3,7 +3,8 @@
 Every bar says what it is: its value on top (``1.91x``), its baseline (and that
 baseline's layout) under its group, and in the legend the read pattern and the
 configuration that is fastest on it.  The log axis is labelled at 1, 2 and 5 per decade
-(3 too within a decade, 1 only over a wide range), never at every minor tick, so its
+(3 too within a decade, every integer within half a decade, 1 only over a wide
+range), never at every minor tick, so its
 labels do not collide.
 """
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 
 #: decades of the axis above which only powers of ten are labelled
 WIDE = 2.0
+#: decades below which a decade is labelled at every integer multiple
+NARROW = 0.5
 
 
 def vs_baselines(ds: xr.Dataset) -> Figure:
@@ -120,7 +123,14 @@ def _log_axis(ax: Axes, values: list[float]) -> None:
     ax.set_yscale("log")
     ax.set_ylim(lo, hi)
     decades = math.log10(hi / lo)
-    subs = (1.0,) if decades > WIDE else (1.0, 2.0, 5.0) if decades > 1 else (1.0, 2.0, 3.0, 5.0)
+    if decades > WIDE:
+        subs: tuple[float, ...] = (1.0,)
+    elif decades > 1:
+        subs = (1.0, 2.0, 5.0)
+    elif decades > NARROW:
+        subs = (1.0, 2.0, 3.0, 5.0)
+    else:  # speedups near 1x: 1 to 9 per decade, or 1x would be the only label
+        subs = (1.0, 1.5, *(float(k) for k in range(2, 10)))
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}x"))
     ax.yaxis.set_minor_formatter(NullFormatter())

@@ -212,3 +212,22 @@ def test_vs_baselines_labels_every_bar_and_no_tick_labels_collide(
     assert len(ticks) >= 2 and all(t.get_text().endswith("x") for t in ticks)
     assert _overlapping(ticks, renderer) == []
     assert _overlapping(ax.get_xticklabels(), renderer) == []
+
+
+@pytest.mark.parametrize("values", [[1.05, 1.1], [0.95, 1.5], [0.5, 3.0], [2.0, 40.0], [1.0, 1e3]])
+def test_a_speedup_axis_has_two_labels_or_more_whatever_its_range(values: list[float]) -> None:
+    """Speedups near 1x once left the axis with the one label ``1x``."""
+    import matplotlib.pyplot as plt
+
+    from iotune.plot.baselines import _log_axis
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    _log_axis(ax, values)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    low, high = ax.get_ylim()
+    ticks = [t for t in ax.yaxis.get_ticklabels() if low <= t.get_position()[1] <= high]
+    shown = [t for t in ticks if t.get_text()]
+    assert len(shown) >= 2 and all(t.get_text().endswith("x") for t in shown)
+    assert _overlapping(shown, canvas.get_renderer()) == []
+    plt.close(fig)
