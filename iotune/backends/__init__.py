@@ -31,6 +31,7 @@ BUILTINS: dict[str, str] = {
     "hdf5-object": "iotune.backends.object.hdf5:Hdf5ObjectBackend",
     "netcdf4-object": "iotune.backends.object.hdf5:Netcdf4ObjectBackend",
     "virtual": "iotune.backends.virtual.backend:VirtualBackend",
+    "inplace": "iotune.backends.inplace.backend:InplaceBackend",
 }
 
 
@@ -57,6 +58,7 @@ def on_object_storage(name: str) -> bool:
 #: memory and mpiio store bytes without the names and shape a Dataset needs
 XARRAY_BUILTINS = (
     *("netcdf4", "h5py", "zarr", "zarr-object", "hdf5-object", "netcdf4-object", "virtual"),
+    "inplace",
 )
 
 

@@ -105,8 +105,9 @@ class Backend(ABC):
     in_memory: ClassVar[bool] = False
     #: the programs that open what it stores, by how they find filters (none: raw bytes)
     readers: ClassVar[tuple[ReaderGroup, ...]] = ()
-    #: what a trial's write makes, the one-off cost of reading this way: ``rewrite`` (the
-    #: data copied) or ``references`` (pointers to the source's bytes, no data copied)
+    #: the way of reading a source it measures (``compare``), by what a trial's write makes,
+    #: the one-off cost: ``rewrite`` (the data copied), ``references`` (pointers to the
+    #: source's bytes, no data copied) or ``in-place`` (nothing: reads open the source)
     one_off: ClassVar[str] = "rewrite"
 
     @classmethod

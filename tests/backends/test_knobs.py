@@ -59,6 +59,7 @@ PARAMETERS = {
         "dask_threads", "cache_type", "read_block_size", "part_size", "request_concurrency",
     ),
     "virtual": ("reference", "inline_threshold", "dask_chunks", "dask_threads"),
+    "inplace": ("engine", "dask_chunks", "dask_threads"),
 }  # fmt: skip
 
 
