@@ -44,10 +44,12 @@ def open_source(sources: list[Path], engine: str, chunks: Chunks) -> Any:
     """
     import xarray as xr
 
-    options = {"engine": engine, "decode_cf": False}
     if len(sources) == 1:
+        options = {"engine": engine, "decode_cf": False}
         return open_with(xr.open_dataset, sources[0], chunks=chunks, options=options)
-    return xr.open_mfdataset(sources, combine="by_coords", chunks=xarray_chunks(chunks), **options)
+    return xr.open_mfdataset(
+        sources, engine=engine, decode_cf=False, combine="by_coords", chunks=xarray_chunks(chunks)
+    )
 
 
 class _NothingWriter(Writer):
