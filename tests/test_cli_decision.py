@@ -1,8 +1,9 @@
 """``iotune recommend`` and ``show`` say whether to read in place, through references or rewritten.
 
-The sweep is ``decision_results`` (tests/conftest.py): a CF netCDF file read as it is,
-through VirtualiZarr references and rewritten to Zarr, with ``compare``.  A bad
-``compare`` is one line, exit 2.
+The sweep is ``decision_results`` (tests/conftest.py): a CF netCDF file read as it is
+(the inplace backend), through VirtualiZarr references and rewritten to Zarr, with
+``compare``.  A bad ``compare``, or a bad source of the inplace backend, is one line,
+exit 2.
 """
 
 from __future__ import annotations
@@ -68,29 +69,73 @@ def test_show_says_the_decision(decision_results: Path) -> None:
     ("compare", "said"),
     [
         (
-            ["in-place", "teleport"],
+            ["rewrite", "teleport"],
             "compare[1]: unknown way 'teleport'; allowed: in-place, references, rewrite",
         ),
         (["rewrite"], "compare: expected a list of two or more ways, got ['rewrite']"),
         (
-            ["in-place", "references"],
+            ["rewrite", "references"],
             "compare[1]: 'references' needs a backend whose write makes references",
+        ),
+        (
+            ["rewrite", "in-place"],
+            "compare[1]: 'in-place' needs a backend whose write makes nothing (its reads open "
+            "the source as it is): add one of inplace to backend (the sweep's backends: zarr)",
         ),
         (["rewrite", "rewrite"], "compare[1]: 'rewrite' is listed twice"),
     ],
 )
 def test_a_bad_compare_is_one_line(tmp_path: Path, compare: list, said: str) -> None:
-    import numpy as np
-    import xarray as xr
-
-    xr.Dataset({"tas": (("time", "x"), np.ones((8, 8), "f4"))}).to_netcdf(tmp_path / "tas.nc")
+    _source(tmp_path)
     spec = {
         "version": 1,
         "workload": {"field": "file", "path": "tas.nc", "variable": "tas"},
         "backend": "zarr",
         "compare": compare,
     }
-    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
-    proc = iotune("validate", "spec.yaml", cwd=tmp_path)
+    _refused(tmp_path, spec, said)
+
+
+@pytest.mark.parametrize(
+    ("workload", "parameters", "said"),
+    [
+        (
+            {"shape": {"time": 8, "x": 8}},
+            {},
+            "workload.field: 'smooth' with backend inplace; allowed: file",
+        ),
+        (
+            {"field": "file", "path": "gone.nc", "variable": "tas"},
+            {},
+            "gone.nc",
+        ),
+        (
+            {"field": "file", "path": "tas.nc", "variable": "tas"},
+            {"engine": "scipy"},
+            "parameters.engine: unknown value 'scipy'; allowed: netcdf4, h5netcdf",
+        ),
+    ],
+    ids=["generated", "missing", "engine"],
+)
+def test_a_bad_inplace_source_is_one_line(
+    tmp_path: Path, workload: dict, parameters: dict, said: str
+) -> None:
+    _source(tmp_path)
+    spec = {"version": 1, "workload": workload, "backend": "inplace", "parameters": parameters}
+    _refused(tmp_path, spec, said, command="run")
+
+
+def _source(folder: Path) -> None:
+    import numpy as np
+    import xarray as xr
+
+    xr.Dataset({"tas": (("time", "x"), np.ones((8, 8), "f4"))}).to_netcdf(folder / "tas.nc")
+
+
+def _refused(folder: Path, spec: dict, said: str, command: str = "validate") -> None:
+    (folder / "spec.yaml").write_text(yaml.safe_dump(spec))
+    args = ("run", "spec.yaml", "-o", "out") if command == "run" else (command, "spec.yaml")
+    proc = iotune(*args, cwd=folder)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert said in proc.stderr and "Traceback" not in proc.stderr
+    assert not (folder / "out").exists() or not any((folder / "out").iterdir())
