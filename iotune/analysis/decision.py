@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iotune.results.breakeven import METHOD, break_even
+from iotune.results.labels import label
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -143,19 +144,23 @@ def _best(
     found = []
     for cand in candidates:
         backend = str(cand.settings.get("backend", only))
-        if not backend or get_backend(backend).one_off != way:
+        cls = get_backend(backend) if backend else None
+        if cls is None or cls.one_off != way:
             continue
+        # the backend's own knobs: another backend's swept chunks say nothing of a read here
+        own = label({k: v for k, v in cand.coords.items() if k in ("backend", *cls.parameters)})
         point = grid.sel({k: v for k, v in cand.coords.items() if k in grid.dims})
         reads = [_values(point["read_s"].sel(pattern=p)) for p in patterns]
         if way == IN_PLACE:  # nothing made: no one-off, whatever the writer's no-op took
-            label = f"{cand.label} ({_source_layout(point)})"
-            found.append(Way(way, label, cand.settings, _sum(reads), 0.0, 0.0, None, reads))
+            # its few knobs all said (the engine, dask's chunks), swept or not
+            knobs = {k: v for k, v in cand.settings.items() if k in cls.parameters}
+            mine = label({"backend": backend, **{k: v for k, v in knobs.items() if v is not None}})
+            shown = f"{mine} ({_source_layout(point)})"
+            found.append(Way(way, shown, cand.settings, _sum(reads), 0.0, 0.0, None, reads))
             continue
         made = _values(point["write_s"]) if "write_s" in point else [math.nan]
         size = float(np.ravel(point["file_bytes"].values)[0])
-        found.append(
-            Way(way, cand.label, cand.settings, _sum(reads), _med(made), size, made, reads)
-        )
+        found.append(Way(way, own, cand.settings, _sum(reads), _med(made), size, made, reads))
     usable = [w for w in found if math.isfinite(w.read_s)]
     return min(usable, key=lambda w: w.read_s) if usable else None
 

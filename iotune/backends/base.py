@@ -105,9 +105,8 @@ class Backend(ABC):
     in_memory: ClassVar[bool] = False
     #: the programs that open what it stores, by how they find filters (none: raw bytes)
     readers: ClassVar[tuple[ReaderGroup, ...]] = ()
-    #: the way of reading a source it measures (``compare``), by what a trial's write makes,
-    #: the one-off cost: ``rewrite`` (the data copied), ``references`` (pointers to the
-    #: source's bytes, no data copied) or ``in-place`` (nothing: reads open the source)
+    #: the way of reading (``compare``) it measures, by what its write makes: ``rewrite``
+    #: (a data copy), ``references`` (to the source) or ``in-place`` (nothing is made)
     one_off: ClassVar[str] = "rewrite"
 
     @classmethod
