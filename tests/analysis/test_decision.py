@@ -92,3 +92,15 @@ def test_in_place_is_a_read_of_the_source_file_itself(decision_results: Path) ->
     assert stored["written_bytes"] == 0 and stored["source_files"] == 1
     label = {w["way"]: w["label"] for w in _decision(ds)["objectives"]["read:full"]["ways"]}
     assert "backend=inplace" in label["in-place"] and "chunks=1x64x128 zlib" in label["in-place"]
+
+
+def test_in_place_has_no_write_figure(decision_results: Path) -> None:
+    from iotune.results.dataset import open_results
+
+    ds = open_results(decision_results)
+    # the in-place trial's "write" stored nothing: it is no write to rank
+    assert float(ds["write_s"].sel(backend="inplace").median()) < 0.05
+    write = ds.iotune.metric("write")
+    assert bool(write.sel(backend="inplace").isnull().all())
+    assert bool(write.sel(backend="zarr").notnull().all())
+    assert ds.iotune.rank("write").best.settings["backend"] != "inplace"
