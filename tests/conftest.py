@@ -434,9 +434,9 @@ def decision_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real sweep of the three ways of reading a small CF netCDF file: its results folder.
 
     The file (2 MiB of float32, 1x64x128 zlib chunks, CF time and units) is read in place
-    (the ``source`` baseline ``compare: [in-place, ...]`` adds), through VirtualiZarr's
-    references (the virtual backend) and rewritten to Zarr at 64x16x16, three repeats of
-    the full and timeseries patterns; the decision's tests share it.
+    (the inplace backend: the file itself opened with xarray's netcdf4 engine), through
+    VirtualiZarr's references (the virtual backend) and rewritten to Zarr at 64x16x16,
+    three repeats of the full and timeseries patterns; the decision's tests share it.
     """
     import subprocess
     import sys
@@ -462,7 +462,7 @@ def decision_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "version": 1,
         "name": "decide",
         "workload": {"field": "file", "path": "tas.nc", "variable": "tas"},
-        "backend": ["virtual", "zarr"],
+        "backend": ["inplace", "virtual", "zarr"],
         "parameters": {"chunks": [[64, 16, 16]]},
         "compare": ["in-place", "references", "rewrite"],
         "read": {"patterns": ["full", "timeseries"]},

@@ -1,12 +1,13 @@
 """Read the source as it is, through references, or rewritten: which pays, and when.
 
 A sweep with ``compare`` (:mod:`iotune.specfile.compare`) measured up to three ways of
-reading a ``field: file`` source: ``in-place``, the ``source`` baseline (the file's own
-chunks and codec; the first measured on a backend that copies the data), which costs
-nothing to make; ``references``, the grid points of backends whose write makes references
-to the source (``Backend.one_off == "references"``), whose one-off cost is their write
-(the references' build: seconds, and their bytes); ``rewrite``, the points of backends
-whose write copies the data, whose one-off cost is that copy.  Per objective (each read
+reading a ``field: file`` source, each the grid points of the backends that say they
+measure it (``Backend.one_off``): ``in-place``, backends whose write makes nothing and
+whose reads open the source's own files as the user does (xarray with an engine), which
+costs nothing to make; ``references``, backends whose write makes references to the
+source, whose one-off cost is their write (the references' build: seconds, and their
+bytes); ``rewrite``, backends whose write copies the data, whose one-off cost is that
+copy.  Per objective (each read
 pattern, and one read of every pattern) each way's best point is its fastest to read,
 and each way is weighed against every way cheaper to make by
 :func:`iotune.results.breakeven.break_even`.  The way chosen is the one the long run
@@ -23,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.results.baselines import DIM, has_baselines
 from iotune.results.breakeven import METHOD, break_even
+from iotune.results.labels import label
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 
 #: the objective of one read of every pattern (beside ``read:<pattern>``)
 WORKLOAD = "workload"
+#: the way that reads the source as it is: its backends make nothing, so it costs nothing
+IN_PLACE = "in-place"
 
 
 @dataclass
@@ -134,8 +137,6 @@ def _best(
     ds: xr.Dataset, way: str, candidates: Sequence[Candidate], patterns: Sequence[str]
 ) -> Way | None:
     """The way's fastest point to read ``patterns`` (None: not measured)."""
-    if way == "in-place":
-        return _in_place(ds, patterns)
     from iotune.backends import get_backend
 
     grid = ds.iotune.dense()  # a search's visited points as a grid
@@ -143,47 +144,36 @@ def _best(
     found = []
     for cand in candidates:
         backend = str(cand.settings.get("backend", only))
-        if not backend or get_backend(backend).one_off != way:
+        cls = get_backend(backend) if backend else None
+        if cls is None or cls.one_off != way:
             continue
+        # the backend's own knobs: another backend's swept chunks say nothing of a read here
+        own = label({k: v for k, v in cand.coords.items() if k in ("backend", *cls.parameters)})
         point = grid.sel({k: v for k, v in cand.coords.items() if k in grid.dims})
         reads = [_values(point["read_s"].sel(pattern=p)) for p in patterns]
+        if way == IN_PLACE:  # nothing made: no one-off, whatever the writer's no-op took
+            # its few knobs all said (the engine, dask's chunks), swept or not
+            knobs = {k: v for k, v in cand.settings.items() if k in cls.parameters}
+            mine = label({"backend": backend, **{k: v for k, v in knobs.items() if v is not None}})
+            shown = f"{mine} ({_source_layout(point)})"
+            found.append(Way(way, shown, cand.settings, _sum(reads), 0.0, 0.0, None, reads))
+            continue
         made = _values(point["write_s"]) if "write_s" in point else [math.nan]
         size = float(np.ravel(point["file_bytes"].values)[0])
-        found.append(
-            Way(way, cand.label, cand.settings, _sum(reads), _med(made), size, made, reads)
-        )
+        found.append(Way(way, own, cand.settings, _sum(reads), _med(made), size, made, reads))
     usable = [w for w in found if math.isfinite(w.read_s)]
     return min(usable, key=lambda w: w.read_s) if usable else None
 
 
-def _in_place(ds: xr.Dataset, patterns: Sequence[str]) -> Way | None:
-    """The ``source`` baseline first measured on a backend that copies the data."""
-    from iotune.backends import get_backend
-
-    if not has_baselines(ds) or "baseline_read_s" not in ds:
-        return None
-    for label in (str(v) for v in ds[DIM].values):
-        base = ds.sel({DIM: label})
-        backend = str(base["baseline_backend"].values)
-        if (
-            str(base["baseline_name"].values) != "source"
-            or str(base["baseline_status"].values) != "ok"
-        ):
-            continue
-        if get_backend(backend).one_off != "rewrite":
-            continue
-        reads = [_values(base["baseline_read_s"].sel(pattern=p)) for p in patterns]
-        layout = f"chunks={base['baseline_chunks'].values} codec={base['baseline_codec'].values}"
-        settings = {"backend": backend, **_effective(base)}
-        return Way("in-place", f"{label} ({layout})", settings, _sum(reads), 0.0, 0.0, None, reads)
-    return None
-
-
-def _effective(base: xr.Dataset) -> dict[str, Any]:
+def _source_layout(point: xr.Dataset) -> str:
+    """The source's layout as the in-place trial read it back: ``chunks=1x64x128 zlib``."""
     import json
 
-    text = str(base["baseline_effective"].values)
-    return dict(json.loads(text)) if text else {}
+    text = str(np.ravel(point["file_properties"].values)[0]) if "file_properties" in point else ""
+    stored = json.loads(text) if text else {}
+    chunks = stored.get("source_chunks", "?")
+    shown = "x".join(map(str, chunks)) if isinstance(chunks, list) else str(chunks)
+    return f"the source: chunks={shown} {stored.get('source_compression', '?')}"
 
 
 def _values(array: xr.DataArray) -> list[float]:

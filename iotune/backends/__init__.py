@@ -33,6 +33,7 @@ BUILTINS: dict[str, str] = {
     "netcdf4-object": "iotune.backends.object.hdf5:Netcdf4ObjectBackend",
     "virtual": "iotune.backends.virtual.backend:VirtualBackend",
     "icechunk": "iotune.backends.icechunk.backend:IcechunkBackend",
+    "inplace": "iotune.backends.inplace.backend:InplaceBackend",
 }
 
 
@@ -60,6 +61,7 @@ def on_object_storage(name: str) -> bool:
 XARRAY_BUILTINS = (
     *("netcdf4", "h5py", "zarr", "zarr-object", "hdf5-object", "netcdf4-object", "virtual"),
     "icechunk",
+    "inplace",
 )
 
 

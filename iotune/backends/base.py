@@ -105,8 +105,8 @@ class Backend(ABC):
     in_memory: ClassVar[bool] = False
     #: the programs that open what it stores, by how they find filters (none: raw bytes)
     readers: ClassVar[tuple[ReaderGroup, ...]] = ()
-    #: what a trial's write makes, the one-off cost of reading this way: ``rewrite`` (the
-    #: data copied) or ``references`` (pointers to the source's bytes, no data copied)
+    #: the way of reading (``compare``) it measures, by what its write makes: ``rewrite``
+    #: (a data copy), ``references`` (to the source) or ``in-place`` (nothing is made)
     one_off: ClassVar[str] = "rewrite"
 
     @classmethod

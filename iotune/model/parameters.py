@@ -358,6 +358,10 @@ PARAMETERS: dict[str, ParameterDef] = _declare(
     ParameterDef("reference", "enum", "format", "reference form", parsers.reference, "icechunk"),
     ParameterDef("inline_threshold", "size", "format", "inlined below", parsers.size, "4KiB"),
     *REPOSITORY_PARAMETERS,
+    # the source opened as it is (backends/inplace): the xarray engine that reads it
+    ParameterDef(
+        "engine", "enum", "format", "xarray engine of the source", parsers.engine, "h5netcdf"
+    ),
     # reads through xarray (the formats with SlabBackend.open_dataset)
     ParameterDef(
         "dask_chunks",

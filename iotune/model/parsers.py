@@ -80,6 +80,14 @@ def reference(value: object, path: str, workload: Workload) -> str:
     return choice(value, path, REFERENCE_FORMS)
 
 
+#: xarray's engines that open a netCDF4/HDF5 source as it is (the inplace backend's ``engine``)
+ENGINES = ("netcdf4", "h5netcdf")
+
+
+def engine(value: object, path: str, workload: Workload) -> str:
+    return choice(value, path, ENGINES)
+
+
 def parse_switch(value: object, path: str, workload: Workload) -> str:
     # YAML reads on/off/true/false as booleans; results store the words
     if isinstance(value, bool):

@@ -35,6 +35,7 @@ from iotune.results.lossy import errors_of
 from iotune.results.objective import Candidate, Ranking, figures, own_patterns, split_metric
 from iotune.results.partial import usable
 from iotune.results.stats import ALPHA, nanmedian
+from iotune.results.written import without_nothing_written
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -154,8 +155,8 @@ class IotuneAccessor:
         var, pattern = split_metric(name)
         if var not in self._ds:
             raise ResultsError(f"the results have no {var!r} variable")
-        if pattern is None:
-            return self._ds[var]
+        if pattern is None:  # a write: none where the backend makes nothing
+            return without_nothing_written(self._ds[var], self.backends)
         if pattern not in self.patterns:
             raise ResultsError(f"{name!r}: no read pattern {pattern!r}; patterns: {self.patterns}")
         if percall.per_call(self._ds, name):

@@ -69,7 +69,9 @@ def check_trials(
 ) -> None:
     """:func:`check` for ``trials`` of ``sweep`` (a grid's, or those a search may run)."""
     check_libraries(trials)
-    for name in sorted({t.backend for t in trials}):  # e.g. a source no reference can express
+    # every backend named, also one whose trials resolve() found not applicable (a
+    # generated workload for a backend that reads a source): said in a line, not a status
+    for name in sorted(set(sweep.backends) | {t.backend for t in trials}):
         get_backend(name).check_workload(sweep.workload)
     out_anchor = writable_anchor("-o", out)
     if scratch is None:

@@ -1,11 +1,13 @@
 """The ``compare`` list: which ways of reading a source file ``recommend`` weighs.
 
 ``compare: [in-place, references, rewrite]`` asks for the decision of
-:mod:`iotune.analysis.decision`: the source read as it is (the ``source`` baseline,
-added to ``baselines`` when the list lacks it), through references (a backend whose
-write makes references to the source, ``Backend.one_off``) and rewritten (a backend
-whose write copies the data).  Each named way must have what measures it in the
-sweep; nothing else changes what is measured, so the sweep's digest is its baselines'.
+:mod:`iotune.analysis.decision`: the source read as it is (a backend whose write makes
+nothing and whose reads open the source's files with xarray), through references (a
+backend whose write makes references to the source) and rewritten (a backend whose
+write copies the data); each backend says which it measures (``Backend.one_off``).
+Each named way must have its backend in the sweep's ``backend`` list, named there by
+the user (nothing is added: the list is what is measured, each backend's knobs swept
+as any other's), so ``compare`` changes nothing that is measured.
 """
 
 from __future__ import annotations
@@ -17,25 +19,32 @@ from iotune.model.checks import fail
 from iotune.model.spec import WAYS, Workload
 from iotune.specfile.baselines import parse_baselines
 
+#: what each way's backends make, for the message naming a way none of them measures
+MAKES = {
+    "in-place": "nothing (its reads open the source as it is)",
+    "references": "references to the source",
+    "rewrite": "a copy of the data",
+}
+
 
 def parse_compare(
     data: Mapping[str, Any], backends: tuple[str, ...], workload: Workload
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Validate ``baselines`` and ``compare`` together: ``in-place`` measures ``source``.
+    """Validate ``baselines`` and ``compare``.
 
     Parameters
     ----------
     data
         The spec's top-level mapping (``baselines`` and ``compare`` read from it).
     backends
-        The sweep's backends: each named way needs one of its kind.
+        The sweep's backends: each named way needs one that measures it.
     workload
         The sweep's workload: comparing ways needs ``field: file``.
 
     Returns
     -------
     baselines, compare
-        The baselines (``source`` appended when ``in-place`` asks for it) and the ways.
+        The baselines and the ways.
 
     Raises
     ------
@@ -67,21 +76,18 @@ def parse_compare(
             raise fail(path, f"{item!r} is listed twice")
         _check_backend(path, item, backends)
         ways.append(item)
-    if "in-place" in ways and "source" not in baselines:
-        baselines = (*baselines, "source")
     return baselines, tuple(ways)
 
 
 def _check_backend(path: str, way: str, backends: tuple[str, ...]) -> None:
-    """A way other than in-place needs a backend whose write makes what it reads."""
-    from iotune.backends import get_backend
+    """``way`` needs a backend in the sweep that measures it (its ``one_off``)."""
+    from iotune.backends import backend_names, get_backend
 
-    wanted = None if way == "in-place" else way  # a backend's ``one_off``
-    if wanted is None or any(get_backend(b).one_off == wanted for b in backends):
+    if any(get_backend(b).one_off == way for b in backends):
         return
-    makes = "references to the source" if wanted == "references" else "a copy of the data"
+    measuring = [n for n in backend_names() if get_backend(n).one_off == way]
     raise fail(
         path,
-        f"{way!r} needs a backend whose write makes {makes}; the sweep's backends: "
-        f"{', '.join(backends)}",
+        f"{way!r} needs a backend whose write makes {MAKES[way]}: add one of "
+        f"{', '.join(measuring)} to backend (the sweep's backends: {', '.join(backends)})",
     )

@@ -32,7 +32,7 @@ read: {{patterns: [full, spatial]}}
 """
 #: backends that read a source in place (``field: file``): their workload is a netCDF4 file
 #: of the same array
-FROM_FILE = ("virtual",)
+FROM_FILE = ("virtual", "inplace")
 SOURCE = """\
 version: 1
 workload: {{field: file, path: "{path}", variable: data}}

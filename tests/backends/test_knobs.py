@@ -65,6 +65,7 @@ PARAMETERS = {
         "inline_chunk_threshold", "manifest_split", "manifest_preload",
         "max_concurrent_requests", "chunk_cache",
     ),
+    "inplace": ("engine", "dask_chunks", "dask_threads"),
 }  # fmt: skip
 
 

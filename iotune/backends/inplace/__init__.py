@@ -1,0 +1,1 @@
+"""A ``field: file`` workload's source read as it is: opened with xarray, nothing written."""
