@@ -27,9 +27,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iotune.backends.target import TargetWriter
+from iotune.convert.layout import Layout
+from iotune.convert.pipeline import threads
 from iotune.core.errors import UsageError
 
 EXECUTORS = ("serial", "dask")
+#: the codec families the chunk pipeline writes: measured faster than the serial
+#: writer or not, and the figures (docs/benchmarks.md)
+PIPELINED = {
+    "zlib": (True, "PENDING"),
+    "none": (True, "PENDING"),
+}
 
 
 @dataclass(frozen=True)
@@ -45,9 +53,17 @@ class Engine:
 
 
 def choose(
-    writer: type[TargetWriter], *, executor: str = "serial", scheduler: str | None = None
+    writer: type[TargetWriter],
+    *,
+    executor: str = "serial",
+    scheduler: str | None = None,
+    layout: Layout | None = None,
 ) -> Engine:
     """The engine for a target ``writer`` under ``executor`` (``dask`` with ``scheduler``).
+
+    A netCDF4/HDF5 ``writer`` (``hdf5_chunks``) with ``layout``'s codec one the chunk
+    pipeline encodes and was measured faster with gets the pipeline; else the report
+    says why its one writer compresses serially.
 
     Raises
     ------
@@ -73,4 +89,33 @@ def choose(
             f"{writer.file_kind} file has one writer, so --executor dask does not apply; "
             "regions run one after the other",
         )
+    if writer.hdf5_chunks and layout is not None:
+        return _one_writer(writer, layout)
     return Engine("regions", "this process", writer.measured)
+
+
+def _one_writer(writer: type[TargetWriter], layout: Layout) -> Engine:
+    """The chunk pipeline where it applies and was measured faster, else the regions."""
+    why = not_pipelined(layout)
+    if why:
+        return Engine("regions", "this process", f"{writer.measured}; serial: {why}")
+    where = f"this process: {threads()} compressing threads, one writer"
+    return Engine("pipeline", where, PIPELINED[layout.codec.info.family][1])
+
+
+def not_pipelined(layout: Layout) -> str:
+    """Why the chunk pipeline does not write ``layout`` (empty: it does)."""
+    codec = layout.codec
+    if layout.lossy.lossy:
+        return f"quantize {layout.quantize}: the library quantises inside its writer"
+    if isinstance(layout.chunks, str):
+        return f"chunks {layout.chunks}: the library lays them out"
+    if codec.info.family not in PIPELINED:
+        return (
+            f"codec {codec.name}: the chunk pipeline does not produce its stored bytes "
+            "(only zlib and none are proven identical to the library's)"
+        )
+    if codec.shuffle not in ("none", "byte"):
+        return f"shuffle {codec.shuffle}: HDF5 has no such filter outside blosc"
+    faster, figures = PIPELINED[codec.info.family]
+    return "" if faster else f"the chunk pipeline was measured no faster ({figures})"
