@@ -11,8 +11,8 @@ compares them with ``read_direct_chunk`` of chunks HDF5 and netCDF-C wrote):
 - HDF5's shuffle (filter 2): the bytes of each element's k-th byte together
   (``numcodecs.Shuffle(itemsize)``);
 - HDF5's deflate (filter 1): a zlib stream at the filter's level (``zlib.compress``,
-  ``numcodecs.Zlib``); deflate is an optional filter, so a chunk whose stream is
-  longer than its input is stored as it came, its bit set in the filter mask.
+  ``numcodecs.Zlib``), kept even where it is longer than its input (random bits):
+  HDF5 2.0 (h5py's) and 2.2 (netCDF4-python's) store it so, with a filter mask of 0.
 
 Any other filter (zstd, bzip2, blosc, szip, fletcher32, scale-offset, n-bit) is not
 encoded: :func:`chunk_codec` says why, and the caller writes through the library.
@@ -20,7 +20,6 @@ encoded: :func:`chunk_codec` says why, and the caller writes through the library
 
 from __future__ import annotations
 
-import math
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,8 +42,6 @@ class ChunkCodec:
     shuffle: bool
     #: deflate's level, None without deflate
     level: int | None
-    #: deflate's position in the filter pipeline (its bit in the filter mask)
-    deflate_index: int = 0
 
     def aligned(self, index: tuple[slice, ...]) -> bool:
         """Whether ``index`` covers whole chunks (cut only where the dataset ends)."""
@@ -76,10 +73,7 @@ class ChunkCodec:
             raw = np.frombuffer(raw, np.uint8).reshape(-1, size).T.tobytes()
         if self.level is None:
             return 0, raw
-        packed = zlib.compress(raw, self.level)
-        if len(packed) > len(raw):  # the optional filter failed: HDF5 stores the input
-            return 1 << self.deflate_index, raw
-        return 0, packed
+        return 0, zlib.compress(raw, self.level)
 
     def chunk_of(self, block: np.ndarray, index: tuple[slice, ...], offset: tuple[int, ...]) -> Any:
         """The values of the chunk at ``offset`` within ``block`` (read at ``index``)."""
@@ -118,10 +112,4 @@ def chunk_codec(dset: Any) -> ChunkCodec | str:
         fill=fill,
         shuffle=SHUFFLE in ids,
         level=level,
-        deflate_index=ids.index(DEFLATE) if DEFLATE in ids else 0,
     )
-
-
-def chunk_bytes(codec: ChunkCodec) -> int:
-    """The bytes of one uncompressed chunk."""
-    return codec.dtype.itemsize * math.prod(codec.chunks)

@@ -24,6 +24,7 @@ writer per file); the report says so.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from iotune.backends.target import TargetWriter
@@ -32,6 +33,9 @@ from iotune.convert.pipeline import threads
 from iotune.core.errors import UsageError
 
 EXECUTORS = ("serial", "dask")
+#: ``regions``: a netCDF4/HDF5 target written by the serial region copier even where
+#: the chunk pipeline applies (the benchmark's baseline, benchmarks/apply_pipeline.py)
+ENGINE_ENV = "IOTUNE_APPLY_ENGINE"
 #: the codec families the chunk pipeline writes: measured faster than the serial
 #: writer or not, and the figures (docs/benchmarks.md)
 PIPELINED = {
@@ -97,10 +101,12 @@ def choose(
 def _one_writer(writer: type[TargetWriter], layout: Layout) -> Engine:
     """The chunk pipeline where it applies and was measured faster, else the regions."""
     why = not_pipelined(layout)
+    if os.environ.get(ENGINE_ENV) == "regions":
+        why = f"{ENGINE_ENV}=regions"
     if why:
         return Engine("regions", "this process", f"{writer.measured}; serial: {why}")
-    where = f"this process: {threads()} compressing threads, one writer"
-    return Engine("pipeline", where, PIPELINED[layout.codec.info.family][1])
+    how = f"{threads()} threads compress the chunks, one writer stores them"
+    return Engine("pipeline", "this process", f"{how}; {PIPELINED[layout.codec.info.family][1]}")
 
 
 def not_pipelined(layout: Layout) -> str:
