@@ -110,8 +110,10 @@ def apply(
         ``dask``: the regions of a Zarr target are written by the workers of a
         LocalCluster (one per core), or of the dask scheduler at ``scheduler``;
         ``--max-mem`` is then shared by the workers (a LocalCluster) or bounds each
-        worker (a scheduler's).  A netCDF4 or HDF5 target has one writer: it runs
-        serially.  See :mod:`iotune.convert.engines`.
+        worker (a scheduler's).  A netCDF4 or HDF5 target has one writer: it runs in
+        this process, its chunks compressed by a thread per core feeding that writer
+        where measured faster (:mod:`iotune.convert.pipeline`).  See
+        :mod:`iotune.convert.engines`.
 
     Returns
     -------

@@ -85,7 +85,8 @@ def test_the_engine_is_chosen_per_codec_and_setting(monkeypatch: pytest.MonkeyPa
     assert "quantize digits:3: the library quantises" in choose(netcdf, layout=lossy).reason
     auto = Layout("netcdf4", "auto", Codec("zlib", 4))
     assert "chunks auto" in choose(netcdf, layout=auto).reason
-    assert choose(netcdf, executor="dask", layout=zlib).name == "regions"  # one writer
+    under_dask = choose(netcdf, executor="dask", layout=zlib)  # one writer, on every core
+    assert under_dask.name == "pipeline" and "--executor dask does not apply" in under_dask.reason
     monkeypatch.setenv(ENGINE_ENV, "regions")
     assert choose(netcdf, layout=zlib).reason.endswith(f"serial: {ENGINE_ENV}=regions")
 
@@ -94,7 +95,7 @@ def test_kill_the_pipeline_then_resume(tmp_path: Path) -> None:
     source = make_cf_source(tmp_path / "source.nc", time=64)
     target = tmp_path / "out.nc"
     journal = target.with_name(target.name + ".iotune-journal")
-    options = ["--settings", "chunks=4x8x8 codec=zlib level=2 shuffle=byte", "--max-mem", "60KB"]
+    options = ["--settings", "chunks=4x8x8 codec=zlib level=4 shuffle=byte", "--max-mem", "60KB"]
     killed = run_cli(*options, str(source), "-o", str(target), delay=0.15)
     deadline = time.monotonic() + 60
     while len(written(journal)) < 4 and time.monotonic() < deadline:
