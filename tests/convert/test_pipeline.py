@@ -111,3 +111,15 @@ def test_kill_the_pipeline_then_resume(tmp_path: Path) -> None:
     out = again.stdout.read()  # type: ignore[union-attr]
     assert "engine: pipeline (this process)" in out and "already written" in out
     assert_same_data(source, target)
+
+
+def test_netcdf_alignment_holds_for_the_chunks_it_stores(cf_source: Path, tmp_path: Path) -> None:
+    import h5py
+
+    target = tmp_path / "out.nc"
+    engine = converted(cf_source, target, f"{SETTINGS} alignment=4096")
+    assert engine.startswith("pipeline")
+    with h5py.File(target, "r") as fh:
+        dset = fh["pr"]
+        chunks = [dset.id.get_chunk_info(i) for i in range(dset.id.get_num_chunks())]
+    assert len(chunks) == 20 and all(c.byte_offset % 4096 == 0 for c in chunks)
