@@ -110,8 +110,10 @@ def apply(
         ``dask``: the regions of a Zarr target are written by the workers of a
         LocalCluster (one per core), or of the dask scheduler at ``scheduler``;
         ``--max-mem`` is then shared by the workers (a LocalCluster) or bounds each
-        worker (a scheduler's).  A netCDF4 or HDF5 target has one writer: it runs
-        serially.  See :mod:`iotune.convert.engines`.
+        worker (a scheduler's).  A netCDF4 or HDF5 target has one writer: it runs in
+        this process, its chunks compressed by a thread per core feeding that writer
+        where measured faster (:mod:`iotune.convert.pipeline`).  See
+        :mod:`iotune.convert.engines`.
 
     Returns
     -------
@@ -184,7 +186,7 @@ def apply_with(
         limit = parse_size(max_mem)
     except ValueError as err:
         raise UsageError(f"--max-mem: {max_mem!r} is not a size like 1GiB") from err
-    engine = choose(layout.writer, executor=executor, scheduler=scheduler)
+    engine = choose(layout.writer, executor=executor, scheduler=scheduler, layout=layout)
     budget = data_budget(limit)
     if engine.where == "a local dask cluster":  # workers share it, each an interpreter
         budget = data_budget(max(limit - DEFAULT_WORKERS * INTERPRETER_BYTES, limit // 2))
@@ -204,6 +206,7 @@ def apply_with(
         )
     except UsageError as err:  # its sizes as the user gave --max-mem
         raise UsageError(limit_text(err, budget=budget, limit=limit)) from err
+    job.engine = engine
     said = _objective_said(ds, objective) if settings is None and ds is not None else ""
     if dry_run:
         try:

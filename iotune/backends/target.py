@@ -12,8 +12,9 @@ concurrency, dask), and reads the carried ones back from an existing file
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -99,6 +100,8 @@ class TargetWriter(ABC):
     object_store: ClassVar[bool] = False
     #: xarray's engine for this format
     engine: ClassVar[str]
+    #: one HDF5 file whose chunks h5py may write as stored bytes (:meth:`chunk_file`)
+    hdf5_chunks: ClassVar[bool] = False
     #: the target in words, after "a"/"an" (``a netCDF4``), for apply's engine line
     file_kind: ClassVar[str] = "a"
     #: why the region copier writes this format (docs/benchmarks.md), for apply's engine line
@@ -154,6 +157,16 @@ class TargetWriter(ABC):
     @abstractmethod
     def storage(self, name: str) -> tuple[Any, Any]:
         """A variable's chunks and filter names as the file reports them."""
+
+    @contextlib.contextmanager
+    def chunk_file(self) -> Iterator[Any]:
+        """The target as an ``h5py.File`` open for ``write_direct_chunk`` (:attr:`hdf5_chunks`).
+
+        The writer's own handle is closed meanwhile where it is another library's (two
+        HDF5 libraries must not hold one file open for writing) and reopened after.
+        """
+        raise NotImplementedError(f"{type(self).__name__} writes no HDF5 chunks directly")
+        yield  # pragma: no cover - a generator for contextmanager
 
     def set_write_cache(self, name: str, size: int) -> None:  # noqa: B027
         """A chunk cache of ``size`` bytes for writing variable ``name`` (where one exists)."""

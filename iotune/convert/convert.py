@@ -21,10 +21,12 @@ from typing import Any
 
 from iotune.backends.target import TargetWriter
 from iotune.convert.blocks import Blocks, index_of, plan
+from iotune.convert.engines import Engine
 from iotune.convert.journal import RegionJournal, finished_report
 from iotune.convert.layout import Layout, check_dtype
 from iotune.convert.lossy import Tolerance, check_variable, tolerance_of
 from iotune.convert.memory import WRITE_CACHE_BYTES, uncached_source
+from iotune.convert.pipeline import write_chunks
 from iotune.convert.regions import Region
 from iotune.convert.report import ApplyReport, describe
 from iotune.convert.source import FILE, Source, disk_bytes, select_variables
@@ -64,6 +66,8 @@ class Job:
     blocks: Blocks | None = None
     #: resuming a conversion that finished (verified, renamed): its journal's report
     finished: dict[str, Any] | None = None
+    #: the engine chosen for it (:func:`iotune.convert.engines.choose`); None: the regions
+    engine: Engine | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -250,6 +254,9 @@ def convert(
                 from iotune.convert.cluster import write_on_cluster
 
                 write_on_cluster(job, journal, client, on_bytes=on_bytes)
+            elif job.engine is not None and job.engine.name == "pipeline":
+                delay = float(os.environ.get(DELAY_ENV) or 0)
+                write_chunks(job, target, journal, on_bytes=on_bytes, delay=delay)
             else:
                 _write(job, target, journal, on_bytes)
             checked, meters = _verify(job, target, verify_mode)

@@ -11,7 +11,8 @@ every other attribute after), region by region.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,7 @@ class H5Target(TargetWriter):
     suffixes = (".h5", ".hdf5")
     file_kind = "an HDF5"
     engine = "h5netcdf"
+    hdf5_chunks = True
     measured = "an HDF5 file has one writer; the region copier as for netCDF4"
 
     def __init__(self, path: Path, *, mode: str, plan: TargetPlan) -> None:
@@ -137,6 +139,15 @@ class H5Target(TargetWriter):
     def close(self) -> None:
         self.nc.close()  # leaves the h5py file it was given open
         self.h5.close()
+
+    @contextlib.contextmanager
+    def chunk_file(self) -> Iterator[Any]:
+        """The writer's own ``h5py.File`` (its file-level knobs applied), flushed after."""
+        self.nc.flush()
+        try:
+            yield self.h5
+        finally:
+            self.h5.flush()
 
     def applied(self) -> dict[str, Any] | None:
         """The file-level properties HDF5 applied: file space, alignment, libver, caches.
