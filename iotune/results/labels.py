@@ -68,9 +68,27 @@ def applied(coords: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str,
 
     A backend records a parameter it did not apply at a point (``level`` with codec
     ``none``, a cache of no use) as ``None`` in the point's effective settings
-    (``ds.iotune.settings_of``); a coordinate the settings do not name counts as applied.
+    (``ds.iotune.settings_of``); a parameter its backend does not take at all is left
+    out too; any other coordinate the settings do not name counts as applied.
     """
-    return {d: v for d, v in coords.items() if not (d in settings and settings[d] is None)}
+    foreign = _foreign(coords, settings)
+    return {
+        d: v
+        for d, v in coords.items()
+        if not (d in settings and settings[d] is None) and d not in foreign
+    }
+
+
+def _foreign(coords: Mapping[str, Any], settings: Mapping[str, Any]) -> set[str]:
+    """Swept coordinates the point's backend does not take (``chunks`` of a sweep's Zarr
+    points on its in-place point), which it was measured at only as the grid's first value."""
+    from iotune.backends import backend_names, get_backend
+
+    backend = settings.get("backend")
+    if not isinstance(backend, str) or backend not in backend_names():
+        return set()
+    takes = {*get_backend(backend).parameters, *parameters.generic(), "backend"}
+    return {d for d in coords if d not in takes}
 
 
 def _layout(point: xr.Dataset | None) -> str:

@@ -36,7 +36,7 @@ def decision_lines(decision: Mapping[str, Any]) -> list[str]:
     ]
     for way in outcome["ways"]:
         lines.append(
-            f"  {way['way']:<10} {format_duration(way['read_s']):>9} a read   "
+            f"  {way['way']:<10} {format_duration(way['read_s']):>9} to read  "
             f"one-off {_one_off(way):<32} {way['label']}"
         )
     lines.append(
