@@ -38,11 +38,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = "backend=icechunk chunks=4x8x8 codec=zstd inline_chunk_threshold=64 manifest_split=4"
 
 
-def apply(*args: str | Path, delay: float = 0.0) -> subprocess.Popen[str]:
+def apply(*args: str | Path, delay: float = 0.0, cwd: Path | None = None) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "IOTUNE_APPLY_REGION_DELAY": str(delay)}
     command = [sys.executable, "-W", "ignore", "-m", "iotune", "apply", *map(str, args)]
     return subprocess.Popen(
-        command, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        command, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd
     )
 
 
@@ -124,3 +124,15 @@ def test_an_existing_repository_is_refused_without_overwrite(tmp_path: Path) -> 
     assert str(target) in line and "--overwrite" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == listing  # nothing left behind
     assert repository.history(target) == ["Repository initialized"]
+
+
+def test_a_target_named_relative_to_the_current_folder(tmp_path: Path) -> None:
+    """As a user types it: ``-o tas.icechunk`` (a file at the repository's top once made
+    the fsync of its new files fail)."""
+    source = make_cf_source(tmp_path / "source.nc", time=8)
+    done = apply(
+        "--settings", SETTINGS, "--no-measure", "source.nc", "-o", "out.icechunk", cwd=tmp_path
+    )
+    assert done.wait(60) == 0, done.stderr.read()  # type: ignore[union-attr]
+    with xr.open_dataset(source) as before:
+        xr.testing.assert_equal(opened(tmp_path / "out.icechunk")["tas"], before["tas"].load())

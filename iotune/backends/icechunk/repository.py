@@ -152,7 +152,8 @@ def fsync_new(path: Path, done: set[Path]) -> set[Path]:
     from iotune.measuring.measure import fsync_paths
 
     files = {p for p in path.rglob("*") if p.is_file()}
-    fsync_paths(sorted((files - done) | {p for p in files if p.parts[-3] == "refs"}))
+    refs = {p for p in files if p.relative_to(path).parts[0] == "refs"}  # moved, not new
+    fsync_paths(sorted((files - done) | refs))
     for folder in [path, *(p for p in path.rglob("*") if p.is_dir())]:
         fd = os.open(folder, os.O_RDONLY)  # the renames into it
         try:
