@@ -19,7 +19,7 @@ from iotune.convert.cluster import DEFAULT_WORKERS, connect
 from iotune.convert.convert import DEFAULT_MAX_MEM, Job
 from iotune.convert.engines import choose
 from iotune.convert.layout import Layout, default_format, layout_of, parse_settings, writable
-from iotune.convert.memory import INTERPRETER_BYTES, data_budget, limit_text
+from iotune.convert.memory import data_budget, limit_text
 from iotune.convert.predict import Prediction, predict
 from iotune.convert.report import ApplyReport
 from iotune.convert.sources import SourceLike
@@ -85,9 +85,10 @@ def apply(
         The variables to convert; default those with the workload's dimensions.
         The others are copied with their own storage settings.
     max_mem
-        Memory the conversion's process tree may hold (bytes or ``"1GiB"``): the
-        interpreter's estimate (:data:`iotune.convert.memory.INTERPRETER_BYTES`) is
-        taken off, the regions get the rest (a smaller limit bounds the data only).
+        Memory the conversion's process may hold (bytes or ``"1GiB"``; per worker on a
+        dask cluster): the interpreter's estimate
+        (:data:`iotune.convert.memory.INTERPRETER_BYTES`) is taken off, the regions get
+        the rest (a smaller limit bounds the data only).
     verify
         ``full`` (every region), ``sample`` (first, middle, last) or ``none``.
     resume
@@ -108,9 +109,11 @@ def apply(
         and no results, ``timeseries`` and ``spatial``).
     executor, scheduler
         ``dask``: the regions of a Zarr target are written by the workers of a
-        LocalCluster (one per core), or of the dask scheduler at ``scheduler``;
-        ``--max-mem`` is then shared by the workers (a LocalCluster) or bounds each
-        worker (a scheduler's).  A netCDF4 or HDF5 target has one writer: it runs
+        LocalCluster (one per core, at most 4), or of the dask scheduler at
+        ``scheduler``; ``max_mem`` is then **per worker**: each worker's regions are
+        planned from it, a LocalCluster's workers get it as their memory limit, and
+        the report's engine line says so (the tree holds up to workers x ``max_mem``,
+        and the calling process).  A netCDF4 or HDF5 target has one writer: it runs
         serially.  See :mod:`iotune.convert.engines`.
 
     Returns
@@ -185,10 +188,8 @@ def apply_with(
     except ValueError as err:
         raise UsageError(f"--max-mem: {max_mem!r} is not a size like 1GiB") from err
     engine = choose(layout.writer, executor=executor, scheduler=scheduler)
+    # per process: on a cluster each worker plans its regions from the whole --max-mem
     budget = data_budget(limit)
-    if engine.where == "a local dask cluster":  # workers share it, each an interpreter
-        budget = data_budget(max(limit - DEFAULT_WORKERS * INTERPRETER_BYTES, limit // 2))
-        budget //= DEFAULT_WORKERS
     try:
         job = prepare(
             source,
@@ -217,6 +218,7 @@ def apply_with(
     try:
         if engine.where != "this process":
             client = connect(scheduler, workers=DEFAULT_WORKERS, memory=limit)
+            engine = engine.on_workers(len(client.scheduler_info()["workers"]), limit)
         report = _convert(
             job, resume=resume, overwrite=overwrite, verify=verify, progress=progress, client=client
         )

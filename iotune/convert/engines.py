@@ -24,7 +24,7 @@ writer per file); the report says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from iotune.backends.target import TargetWriter
 from iotune.core.errors import UsageError
@@ -40,8 +40,22 @@ class Engine:
     where: str
     reason: str
 
+    #: the memory each worker may use, said on a cluster (``--max-mem 1GiB per worker ...``)
+    memory: str = ""
+
     def text(self) -> str:
-        return f"{self.name} ({self.where}): {self.reason}"
+        where = f"{self.where}; {self.memory}" if self.memory else self.where
+        return f"{self.name} ({where}): {self.reason}"
+
+    def on_workers(self, workers: int, max_mem: int) -> Engine:
+        """This engine on a cluster of ``workers``, each within ``max_mem`` (``--max-mem``)."""
+        from iotune.core.units import format_size
+
+        memory = (
+            f"--max-mem {format_size(max_mem)} per worker, {workers} worker"
+            f"{'s' if workers != 1 else ''}"
+        )
+        return replace(self, memory=memory)
 
 
 def choose(
