@@ -51,7 +51,8 @@ def connect(scheduler: str | None, *, workers: int, memory: int) -> Any:
 
     if scheduler:
         try:
-            return Client(scheduler, timeout="20s")
+            # not the default scheduler: the calling process computes (copies, verifies) itself
+            return Client(scheduler, timeout="20s", set_as_default=False)
         except OSError as err:
             raise UsageError(f"--scheduler: {scheduler!r} cannot be reached ({err})") from err
     cluster = LocalCluster(
@@ -61,7 +62,7 @@ def connect(scheduler: str | None, *, workers: int, memory: int) -> Any:
         memory_limit=max(memory, 2**28),  # dask pauses a worker at 80 %
         dashboard_address=":0",
     )
-    return Client(cluster)
+    return Client(cluster, set_as_default=False)
 
 
 def write_region(
@@ -82,7 +83,7 @@ def write_region(
     import dask
     import numpy as np
 
-    from iotune.convert.convert import DELAY_ENV
+    from iotune.convert.journal import DELAY_ENV
 
     opened = _opened(tuple(sources))
     written = 0
@@ -171,7 +172,7 @@ def write_on_cluster(
             pure=False,
         )
         pending[future] = region
-    for future in as_completed(pending):
+    for future in as_completed(pending, loop=client.loop):  # the client is not the default
         region = pending[future]
         future.result()  # a failed region raises here; the journal keeps the others
         journal.written(region.index, region.start, region.stop, region.inner)
