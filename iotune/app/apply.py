@@ -19,10 +19,10 @@ from iotune.convert.cluster import DEFAULT_WORKERS, connect
 from iotune.convert.convert import DEFAULT_MAX_MEM, Job
 from iotune.convert.engines import choose
 from iotune.convert.layout import Layout, default_format, layout_of, parse_settings, writable
-from iotune.convert.memory import data_budget, limit_text
+from iotune.convert.memory import INTERPRETER_BYTES, data_budget, limit_text
 from iotune.convert.predict import Prediction, predict
 from iotune.convert.report import ApplyReport
-from iotune.convert.sources import SourceLike
+from iotune.convert.sources import SourceLike, expand
 from iotune.convert.store_convert import convert_any as convert
 from iotune.convert.store_convert import on_a_store
 from iotune.convert.store_convert import prepare_any as prepare
@@ -88,7 +88,8 @@ def apply(
         Memory the conversion's process may hold (bytes or ``"1GiB"``; per worker on a
         dask cluster): the interpreter's estimate
         (:data:`iotune.convert.memory.INTERPRETER_BYTES`) is taken off, the regions get
-        the rest (a smaller limit bounds the data only).
+        the rest (a smaller limit bounds the data only); a collection's regions get two
+        thirds of that (each block is read in pieces, one per file, then concatenated).
     verify
         ``full`` (every region), ``sample`` (first, middle, last) or ``none``.
     resume
@@ -190,6 +191,8 @@ def apply_with(
     engine = choose(layout.writer, executor=executor, scheduler=scheduler)
     # per process: on a cluster each worker plans its regions from the whole --max-mem
     budget = data_budget(limit)
+    if _files(source) > 1:  # read in pieces, then concatenated: three copies, not two
+        budget = budget * 2 // 3
     try:
         job = prepare(
             source,
@@ -217,7 +220,9 @@ def apply_with(
     client = None
     try:
         if engine.where != "this process":
-            client = connect(scheduler, workers=DEFAULT_WORKERS, memory=limit)
+            # the worker's limit: at least what its plan holds (a small --max-mem bounds data)
+            memory = max(limit, INTERPRETER_BYTES + data_budget(limit))
+            client = connect(scheduler, workers=DEFAULT_WORKERS, memory=memory)
             engine = engine.on_workers(len(client.scheduler_info()["workers"]), limit)
         report = _convert(
             job, resume=resume, overwrite=overwrite, verify=verify, progress=progress, client=client
@@ -334,3 +339,11 @@ def _shown(source: SourceLike | Sequence[SourceLike]) -> str:
     if isinstance(source, list | tuple):
         return ", ".join(map(str, source))
     return str(source)
+
+
+def _files(source: SourceLike | Sequence[SourceLike]) -> int:
+    """How many files ``source`` names (a URL: one)."""
+    items = [source] if isinstance(source, str | os.PathLike) else list(source)
+    if len(items) == 1 and "://" in os.fspath(items[0]):
+        return 1
+    return len(expand(source))
