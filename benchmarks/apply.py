@@ -13,6 +13,13 @@ The default size runs in about a minute.  The figures of docs/benchmarks.md (8 G
         --chunks 256x16x16 --max-mem 1GiB --dir /scratch --nccopy-timeout 1800 \\
         --rechunker-python /tmp/rechunker-venv/bin/python --engines all
 
+``--collection``: 64 files (``--files``) of ``--total`` bytes in all (8GiB) combined into
+one Zarr store, serially and with ``--executor dask`` (a LocalCluster of 2 workers on
+2 cores), then killed with SIGKILL half-way and ``--resume``d (docs/benchmarks.md):
+
+    PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/apply.py --collection \
+        --total 8GiB --max-mem 1GiB --dir /tmp/applybench
+
 (rechunker needs zarr < 3, so it runs from a venv of its own:
 ``python -m venv /tmp/rechunker-venv && /tmp/rechunker-venv/bin/pip install rechunker
 xarray netCDF4``).
