@@ -13,6 +13,13 @@ The default size runs in about a minute.  The figures of docs/benchmarks.md (8 G
         --chunks 256x16x16 --max-mem 1GiB --dir /scratch --nccopy-timeout 1800 \\
         --rechunker-python /tmp/rechunker-venv/bin/python --engines all
 
+``--collection``: 64 files (``--files``) of ``--total`` bytes in all (8GiB) combined into
+one Zarr store, serially and with ``--executor dask`` (a LocalCluster of 2 workers on
+2 cores), then killed with SIGKILL half-way and ``--resume``d (docs/benchmarks.md):
+
+    PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/apply.py --collection \
+        --total 8GiB --max-mem 1GiB --dir /tmp/applybench
+
 (rechunker needs zarr < 3, so it runs from a venv of its own:
 ``python -m venv /tmp/rechunker-venv && /tmp/rechunker-venv/bin/pip install rechunker
 xarray netCDF4``).
@@ -266,13 +273,24 @@ def main() -> None:
     parser.add_argument("--only", help="comma-separated words: run the engines named so")
     parser.add_argument("--points", type=int, default=20, help="time series read (20)")
     parser.add_argument("--keep", action="store_true", help="keep the files")
+    parser.add_argument(
+        "--collection",
+        action="store_true",
+        help="a collection of --files files to one Zarr store: serial, --executor dask, "
+        "killed half-way and resumed",
+    )
+    parser.add_argument("--files", type=int, default=64, help="files of the collection (64)")
+    parser.add_argument("--total", default="8GiB", help="the collection's size (8GiB)")
     args = parser.parse_args()
     shape = tuple(int(n) for n in args.shape.split("x"))
-    args.chunks = [min(int(c), n) for c, n in zip(args.chunks.split("x"), shape, strict=True)]
+    if args.collection:
+        args.chunks = [int(c) for c in args.chunks.split("x")]
+    else:
+        args.chunks = [min(int(c), n) for c, n in zip(args.chunks.split("x"), shape, strict=True)]
     os.environ["PYTHONPATH"] = f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     work = Path(tempfile.mkdtemp(prefix="iotune-apply-bench-", dir=args.dir))
     try:
-        rows = bench(args, shape, work)
+        rows = bench_collection(args, work) if args.collection else bench(args, shape, work)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -330,6 +348,184 @@ def bench(args: argparse.Namespace, shape: tuple[int, ...], work: Path) -> dict[
             elif path.exists():
                 path.unlink()
     return rows
+
+
+# --- a collection of files to one Zarr store: serially, on a LocalCluster, killed and resumed
+
+
+def make_collection(where: Path, *, files: int, total: int) -> tuple[list[Path], int]:
+    """``files`` float32 files of 32 maps each (map chunks, uncompressed), ``total`` bytes in
+    all: the map's side grows with ``total`` (1024 x 1024 for 64 files of 8 GiB)."""
+    import netCDF4
+
+    steps = 32
+    side = max(16, round((total / (files * steps * 4)) ** 0.5) // 16 * 16)
+    y, x = np.meshgrid(np.linspace(0, 3, side), np.linspace(0, 6, side), indexing="ij")
+    base = (280 + 20 * np.sin(y) * np.cos(x)).astype("f4")
+    rng = np.random.default_rng(0)
+    noise = [rng.normal(0, 0.5, (side, side)).astype("f4") for _ in range(8)]
+    paths = []
+    for f in range(files):
+        path = where / f"archive_{f:03d}.nc"
+        with netCDF4.Dataset(path, "w") as nc:
+            nc.createDimension("time", None)
+            for dim in ("lat", "lon"):
+                nc.createDimension(dim, side)
+                nc.createVariable(dim, "f8", (dim,))[:] = np.arange(side)
+            tv = nc.createVariable("time", "f8", ("time",))
+            tv.units = "hours since 2000-01-01"
+            tv[:] = np.arange(f * steps, (f + 1) * steps)
+            var = nc.createVariable("t2m", "f4", ("time", "lat", "lon"), chunksizes=(1, side, side))
+            var.units = "K"
+            for t in range(steps):
+                step = f * steps + t
+                var[t] = base + np.float32(np.sin(step / 24)) + noise[step % 8]
+        paths.append(path)
+    return paths, side
+
+
+def journal_lines(journal: Path) -> tuple[int, list[dict[str, object]]]:
+    """The regions a journal plans, and its ``written`` entries (a torn last line skipped)."""
+    if not journal.exists():
+        return 0, []
+    lines = journal.read_text().split("\n")
+    try:
+        header = json.loads(lines[0])
+    except ValueError:
+        return 0, []
+    entries = []
+    for line in lines[1:]:
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if "written" in entry:
+                entries.append(entry)
+    return len(header["job"]["regions"]), entries
+
+
+def region_chunks(entry: dict[str, object], chunks: list[int], side: int) -> list[str]:
+    """The t2m chunk keys (``t2m/c/T/J/I``) a journalled region wrote."""
+    bounds = entry.get("bounds") or [[entry["start"], entry["stop"]]]
+    (start, _), *inner = bounds  # type: ignore[misc]
+    lo, hi = inner[0] if inner else (0, side)
+    cols = range(lo // chunks[1], -(-hi // chunks[1]))
+    return [
+        f"t2m/c/{start // chunks[0]}/{j}/{i}" for j in cols for i in range(-(-side // chunks[2]))
+    ]
+
+
+def kill_half_way(cmd: list[str], journal: Path, *, timeout: float) -> dict[str, object]:
+    """Run ``cmd``; SIGKILL its process (not its workers) once half its regions are journalled."""
+    began = time.monotonic()
+    child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc, peak, workers = psutil.Process(child.pid), 0, []
+    while child.poll() is None and time.monotonic() - began < timeout:
+        with contextlib.suppress(psutil.Error):
+            peak = max(peak, tree_rss(proc))
+            workers = proc.children(recursive=True) or workers
+        total, done = journal_lines(journal)
+        if total and len(done) >= max(1, total // 2):
+            break
+        time.sleep(0.1)
+    if child.poll() is not None:  # finished (or failed) before half its regions were written
+        raise SystemExit(
+            f"the run to kill ended first (rc {child.returncode}): {child.stderr.read()[-2000:]}"
+        )  # type: ignore[union-attr]
+    os.kill(child.pid, 9)
+    child.wait()
+    _, alive = psutil.wait_procs(workers, timeout=30)
+    total, done = journal_lines(journal)
+    return {
+        "seconds": round(time.monotonic() - began, 2),
+        "peak_rss_mib": round(peak / 2**20),
+        "regions_written": len(done),
+        "regions": total,
+        "workers_left_running": len(alive),
+    }
+
+
+def bench_collection(args: argparse.Namespace, work: Path) -> dict[str, object]:
+    """Serial and ``--executor dask`` conversions of the collection, then a kill and resume."""
+    from iotune.measuring.measure import evict
+
+    began = time.monotonic()
+    paths, side = make_collection(work, files=args.files, total=parse_mem(args.total))
+    size = sum(p.stat().st_size for p in paths)
+    print(
+        f"{len(paths)} files, {size / 2**30:.2f} GiB in {time.monotonic() - began:.0f} s",
+        file=sys.stderr,
+    )
+    chunks = [min(c, n) for c, n in zip(args.chunks, (32 * args.files, side, side), strict=True)]
+    settings = f"chunks={'x'.join(map(str, chunks))} codec=zlib level=1 shuffle=byte backend=zarr"
+    glob_ = str(work / "archive_*.nc")
+    common = ["--max-mem", args.max_mem, "--no-progress", "--no-measure", "--verify", "sample"]
+    base = [sys.executable, "-m", "iotune", "apply", "--settings", settings, glob_, *common]
+    limit = parse_mem(args.max_mem)
+    rows: dict[str, object] = {
+        "files": len(paths),
+        "map": f"{side}x{side}",
+        "chunks": chunks,
+        "source_gib": round(size / 2**30, 2),
+        "max_mem": args.max_mem,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cores": os.cpu_count(),
+        "memory_gib": round(psutil.virtual_memory().total / 2**30),
+        "load_before": [round(v, 2) for v in os.getloadavg()],
+    }
+    from iotune.convert.cluster import DEFAULT_WORKERS
+
+    runs = {"serial": (["-o", str(work / "serial.zarr")], 1)}
+    runs["dask"] = (["-o", str(work / "dask.zarr"), "--executor", "dask"], DEFAULT_WORKERS)
+    for name, (extra, workers) in runs.items():
+        evict(paths)
+        result = run_sampled([*base, *extra], timeout=args.nccopy_timeout * 4)
+        result["bound_mib"] = round(workers * limit / 2**20)  # --max-mem per worker x workers
+        result["load"] = [round(v, 2) for v in os.getloadavg()]
+        rows[name] = result
+        print(name, result, file=sys.stderr)
+        shutil.rmtree(target_of(extra), ignore_errors=True)
+    serial, dask = rows["serial"], rows["dask"]
+    rows["speedup"] = round(serial["seconds"] / dask["seconds"], 2)  # type: ignore[index]
+    rows["kill_and_resume"] = kill_and_resume(base, work, chunks, side, paths, args)
+    return rows
+
+
+def kill_and_resume(
+    base: list[str],
+    work: Path,
+    chunks: list[int],
+    side: int,
+    paths: list[Path],
+    args: argparse.Namespace,
+) -> dict[str, object]:
+    """Kill ``--executor dask`` half-way, ``--resume`` it; the finished regions' chunks kept."""
+    from iotune.measuring.measure import evict
+
+    target = work / "resumed.zarr"
+    partial, journal = (Path(f"{target}.iotune-{s}") for s in ("partial", "journal"))
+    cmd = [*base, "-o", str(target), "--executor", "dask"]
+    evict(paths)
+    killed = kill_half_way(cmd, journal, timeout=args.nccopy_timeout * 4)
+    _, before = journal_lines(journal)
+    keys = [k for e in before for k in region_chunks(e, chunks, side)]
+    stamps = {k: (partial / k).stat().st_mtime_ns for k in keys}
+    resumed = run_sampled([*cmd, "--resume"], timeout=args.nccopy_timeout * 4)
+    total, after = journal_lines(journal)
+    written = [int(e["written"]) for e in after]  # type: ignore[call-overload]
+    kept = (
+        sum((target / k).stat().st_mtime_ns == t for k, t in stamps.items())
+        if target.exists()
+        else 0
+    )
+    result = {
+        "killed": killed,
+        "resumed": resumed,
+        "total_seconds": round(killed["seconds"] + resumed["seconds"], 2),  # type: ignore[operator]
+        "every_region_once": sorted(written) == list(range(total)),
+        "finished_chunks_kept": f"{kept} of {len(stamps)}",
+    }
+    print("kill and resume", result, file=sys.stderr)
+    shutil.rmtree(target, ignore_errors=True)
+    return result
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from iotune.convert.layout import Layout, default_format, layout_of, parse_setti
 from iotune.convert.memory import INTERPRETER_BYTES, data_budget, limit_text
 from iotune.convert.predict import Prediction, predict
 from iotune.convert.report import ApplyReport
-from iotune.convert.sources import SourceLike
+from iotune.convert.sources import SourceLike, expand
 from iotune.convert.store_convert import convert_any as convert
 from iotune.convert.store_convert import on_a_store
 from iotune.convert.store_convert import prepare_any as prepare
@@ -85,9 +85,11 @@ def apply(
         The variables to convert; default those with the workload's dimensions.
         The others are copied with their own storage settings.
     max_mem
-        Memory the conversion's process tree may hold (bytes or ``"1GiB"``): the
-        interpreter's estimate (:data:`iotune.convert.memory.INTERPRETER_BYTES`) is
-        taken off, the regions get the rest (a smaller limit bounds the data only).
+        Memory the conversion's process may hold (bytes or ``"1GiB"``; per worker on a
+        dask cluster): the interpreter's estimate
+        (:data:`iotune.convert.memory.INTERPRETER_BYTES`) is taken off, the regions get
+        the rest (a smaller limit bounds the data only); a collection's regions get two
+        thirds of that (each block is read in pieces, one per file, then concatenated).
     verify
         ``full`` (every region), ``sample`` (first, middle, last) or ``none``.
     resume
@@ -108,9 +110,11 @@ def apply(
         and no results, ``timeseries`` and ``spatial``).
     executor, scheduler
         ``dask``: the regions of a Zarr target are written by the workers of a
-        LocalCluster (one per core), or of the dask scheduler at ``scheduler``;
-        ``--max-mem`` is then shared by the workers (a LocalCluster) or bounds each
-        worker (a scheduler's).  A netCDF4 or HDF5 target has one writer: it runs in
+        LocalCluster (one per core, at most 4), or of the dask scheduler at
+        ``scheduler``; ``max_mem`` is then **per worker**: each worker's regions are
+        planned from it, a LocalCluster's workers get it as their memory limit, and
+        the report's engine line says so (the tree holds up to workers x ``max_mem``,
+        and the calling process).  A netCDF4 or HDF5 target has one writer: it runs in
         this process, its chunks compressed by a thread per core feeding that writer
         where measured faster (:mod:`iotune.convert.pipeline`).  See
         :mod:`iotune.convert.engines`.
@@ -187,10 +191,10 @@ def apply_with(
     except ValueError as err:
         raise UsageError(f"--max-mem: {max_mem!r} is not a size like 1GiB") from err
     engine = choose(layout.writer, executor=executor, scheduler=scheduler, layout=layout)
+    # per process: on a cluster each worker plans its regions from the whole --max-mem
     budget = data_budget(limit)
-    if engine.where == "a local dask cluster":  # workers share it, each an interpreter
-        budget = data_budget(max(limit - DEFAULT_WORKERS * INTERPRETER_BYTES, limit // 2))
-        budget //= DEFAULT_WORKERS
+    if _files(source) > 1:  # read in pieces, then concatenated: three copies, not two
+        budget = budget * 2 // 3
     try:
         job = prepare(
             source,
@@ -219,7 +223,10 @@ def apply_with(
     client = None
     try:
         if engine.where != "this process":
-            client = connect(scheduler, workers=DEFAULT_WORKERS, memory=limit)
+            # the worker's limit: at least what its plan holds (a small --max-mem bounds data)
+            memory = max(limit, INTERPRETER_BYTES + data_budget(limit))
+            client = connect(scheduler, workers=DEFAULT_WORKERS, memory=memory)
+            engine = engine.on_workers(len(client.scheduler_info()["workers"]), limit)
         report = _convert(
             job, resume=resume, overwrite=overwrite, verify=verify, progress=progress, client=client
         )
@@ -335,3 +342,11 @@ def _shown(source: SourceLike | Sequence[SourceLike]) -> str:
     if isinstance(source, list | tuple):
         return ", ".join(map(str, source))
     return str(source)
+
+
+def _files(source: SourceLike | Sequence[SourceLike]) -> int:
+    """How many files ``source`` names (a URL: one)."""
+    items = [source] if isinstance(source, str | os.PathLike) else list(source)
+    if len(items) == 1 and "://" in os.fspath(items[0]):
+        return 1
+    return len(expand(source))

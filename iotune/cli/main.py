@@ -202,7 +202,11 @@ def _apply_parser(sub: Any) -> None:
         "--variables",
         help="comma-separated variables to convert (default: those with the workload's dimensions)",
     )
-    p.add_argument("--max-mem", default="1GiB", help="memory the conversion may use (1GiB)")
+    p.add_argument(
+        "--max-mem",
+        default="1GiB",
+        help="memory the conversion may use (1GiB); per worker with --executor dask or --scheduler",
+    )
     p.add_argument(
         "--verify",
         choices=("full", "sample", "none"),

@@ -22,7 +22,7 @@ from typing import Any
 from iotune.backends.target import TargetWriter
 from iotune.convert.blocks import Blocks, index_of, plan
 from iotune.convert.engines import Engine
-from iotune.convert.journal import RegionJournal, finished_report
+from iotune.convert.journal import DELAY_ENV, RegionJournal, finished_report
 from iotune.convert.layout import Layout, check_dtype
 from iotune.convert.lossy import Tolerance, check_variable, tolerance_of
 from iotune.convert.memory import WRITE_CACHE_BYTES, uncached_source
@@ -39,8 +39,6 @@ from iotune.core.units import format_size
 from iotune.model.quantize import ErrorMeter
 
 logger = logging.getLogger(__name__)
-#: test hook: seconds to sleep after each region, so a test can kill a conversion half-way
-DELAY_ENV = "IOTUNE_APPLY_REGION_DELAY"
 DEFAULT_MAX_MEM = 2**30
 
 

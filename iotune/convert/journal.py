@@ -19,6 +19,8 @@ from typing import Any
 from iotune.core.errors import UsageError
 
 JOURNAL_VERSION = 1
+#: test hook: seconds to sleep after each region, so a test can kill a conversion half-way
+DELAY_ENV = "IOTUNE_APPLY_REGION_DELAY"
 
 
 class RegionJournal:

@@ -12,10 +12,11 @@ region reads only its rows.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +90,24 @@ def _open_part(path: Path) -> xr.Dataset:
         raise UsageError(f"source {path}: several sources must be netCDF/HDF5 files, not Zarr")
     single = open_source(path)  # the one-file checks and messages
     single.close()
-    return xr.open_dataset(path, engine=file_engine(), decode_cf=False, chunks={})
+    with _no_chunk_cache():
+        return xr.open_dataset(path, engine=file_engine(), decode_cf=False, chunks={})
+
+
+@contextlib.contextmanager
+def _no_chunk_cache() -> Iterator[None]:
+    """Files opened within get no HDF5 chunk cache (netCDF-C's default is 64 MiB per
+    variable and file: 64 files held 0.9 GiB beside a 0.3 GiB limit).  A region reads
+    each source chunk once, so a cache only holds chunks already copied; measured, a
+    block of 192 MiB from 64 files: 0.36 GiB resident and 2.5 s, against 0.56 GiB, 4.0 s."""
+    import netCDF4
+
+    before = netCDF4.get_chunk_cache()
+    netCDF4.set_chunk_cache(0, before[1], before[2])
+    try:
+        yield
+    finally:
+        netCDF4.set_chunk_cache(*before)
 
 
 def _combine(paths: list[Path], parts: list[xr.Dataset]) -> Source:

@@ -43,11 +43,11 @@ def test_zarr_regions_on_a_local_dask_cluster(cf_source: Path, tmp_path: Path) -
         target,
         settings=SETTINGS,
         executor="dask",
-        max_mem="100KB",  # blocks of two dimensions, 20 regions over two workers
+        max_mem="30KB",  # per worker: blocks of two dimensions, 20 regions
         verify="full",
         progress=False,
     )
-    assert "local dask cluster" in report.engine
+    assert "local dask cluster" in report.engine and "--max-mem 29.3KiB per worker" in report.engine
     assert report.regions == 20 and report.regions_verified == 20
     assert_same_data(cf_source, target)
     journal = target.with_name(target.name + ".iotune-journal")
