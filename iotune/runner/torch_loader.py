@@ -6,9 +6,13 @@ What a user runs, so what iotune measures: the ``Dataset`` class is the text
 start method can import it), and the ``DataLoader`` gets the arguments of the
 ``torch_dataloader`` export.  Two arguments are added: the generator, seeded
 from the workload's seed so every trial of a sweep shuffles the same way, and
-with workers the start method a user's script gets (the platform's default,
-fork on Linux before Python 3.14): the trial's process was itself spawned, and
-its own default, spawn, would start each worker by importing torch again.
+with workers, a fork server that has imported torch and the format's library.
+A user's script forks its workers (Linux's default before Python 3.14) from a
+process that has not written the file; the trial's process has, and a worker
+forked from it after HDF5 wrote there died of a segmentation fault (1 trial in 4
+of ``benchmarks/batches_vs_torch.py``).  Forked from the server, a worker starts
+from a clean process as quickly as a fork, and the class is found by its module
+on the trial's ``sys.path``, which a fork server's child is given.
 """
 
 from __future__ import annotations
@@ -77,6 +81,16 @@ def exported_dataset(task: TrialTask, spec: BatchSpec) -> type:
     return sys.modules[name].Dataset
 
 
+def _worker_context(task: TrialTask) -> Any:
+    """A fork server with torch and the format's library imported: workers forked from a
+    process that has never opened an HDF5 file, as from a user's fresh script."""
+    # the start method of iotune's own loader too (runner/loader.py imports this module)
+    context: Any = multiprocessing.get_context("forkserver")
+    library = get_backend(task.trial.backend).library
+    context.set_forkserver_preload(["torch", "torch.utils.data", library])
+    return context
+
+
 def torch_batches(task: TrialTask, path: Path, spec: BatchSpec) -> Generator[int, None, None]:
     """Each batch's bytes, as a loop over the exported ``DataLoader`` takes them.
 
@@ -91,9 +105,7 @@ def torch_batches(task: TrialTask, path: Path, spec: BatchSpec) -> Generator[int
     generator = torch.Generator().manual_seed(task.workload.seed)
     dataset = exported_dataset(task, spec)(str(path))
     if arguments["num_workers"]:
-        # the platform's default: the first of the start methods (multiprocessing's docs)
-        start = multiprocessing.get_all_start_methods()[0]
-        arguments = arguments | {"multiprocessing_context": multiprocessing.get_context(start)}
+        arguments = arguments | {"multiprocessing_context": _worker_context(task)}
     loader = DataLoader(dataset, generator=generator, **arguments)
     return _iterate(loader, spec.device, pinned=bool(arguments.get("pin_memory")))
 
