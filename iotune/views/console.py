@@ -204,7 +204,13 @@ def baselines_lines(ds: xr.Dataset) -> list[str]:
 
 
 def search_text(ds: xr.Dataset) -> str:
-    """What a search did: strategy, budget, trials, points visited, and its pick."""
+    """What a search did: strategy, budget, trials, points visited, and its pick.
+
+    A trial budget counts full-size trials: with fidelity rungs, what the trials cost
+    (a trial at fidelity f counts as f) is shown beside how many ran.
+    """
+    import json
+
     attrs = ds.attrs
     kinds = [str(k) for k in ds["search_kind"].values] if "search_kind" in ds else []
     again = sum(k == "remeasure" for k in kinds)
@@ -212,6 +218,11 @@ def search_text(ds: xr.Dataset) -> str:
         spent = (
             f"{len(kinds)} trials in {_duration(float(attrs.get('search_spent', 0)))} of a "
             f"{_duration(float(attrs.get('search_budget', 0)))} budget"
+        )
+    elif len(json.loads(str(attrs.get("search_fidelity_rungs") or "[]"))) > 1:
+        spent = (
+            f"{len(kinds)} trials costing {float(attrs.get('search_spent', 0)):g} of a budget "
+            f"of {attrs.get('search_budget')} full-size trials (cheap trials count as their share)"
         )
     else:
         spent = f"{len(kinds)} of {attrs.get('search_budget')} trials"
