@@ -88,12 +88,12 @@ class Budget:
     def done(self, steps: Sequence[Spent]) -> bool:
         return self.used(steps) >= self.total - EPS
 
-    def launches_left(self, steps: Sequence[Spent], cost: float) -> int:
-        """Trials of ``cost`` each that still fit a trial budget (a time budget: 1, checked
-        before each batch)."""
+    def launches_left(self, steps: Sequence[Spent], cost: float, k: int) -> int:
+        """Of ``k`` trials of ``cost`` each, how many still fit a trial budget (all ``k`` on
+        a time budget, which is checked before each batch)."""
         if self.trials is None:
-            return 1
-        return max(0, math.floor((self.total - self.used(steps)) / cost + EPS))
+            return k
+        return max(0, min(k, math.floor((self.total - self.used(steps)) / cost + EPS)))
 
     def affordable(self, steps: Sequence[Spent], batch: Sequence[Spent]) -> int:
         """How many of ``batch``, in order, fit what a trial budget has left after ``steps``

@@ -121,7 +121,7 @@ class Search:
             for policy in self.policies:
                 policy.before_batch(self)
             limit, steps = self.out.limit, self.out.steps
-            k = min(self.parallel, limit.launches_left(steps, _cost(self.out.ladder.entry)))
+            k = limit.launches_left(steps, _cost(self.out.ladder.entry), self.parallel)
             batch = self._next_batch(k) if k else []
             batch = batch[: limit.affordable(steps, batch)]  # a full-size trial may not fit
             if not batch:

@@ -74,3 +74,13 @@ def test_without_rungs_a_trial_budget_is_that_many_trials(
     fidelities, printed = tuned(small_grid_path, 7, tmp_path / "out", capsys)
     assert len(fidelities) == 7
     assert "auto (seed 3), 7 of 7 trials" in printed
+
+
+def test_a_batch_is_as_wide_as_the_budget_allows() -> None:
+    """Parallel trials: a time budget asks ``parallel`` at once; a trial budget only what
+    fits, eight cheap ones to a full-size trial."""
+    from iotune.search.budget import Budget
+
+    assert Budget(seconds=60.0).launches_left([], 1.0, 4) == 4
+    assert Budget(trials=2).launches_left([], 1.0, 4) == 2
+    assert Budget(trials=2).launches_left([], 0.125, 20) == 16
