@@ -81,7 +81,8 @@ def test_a_budget_without_a_unit_says_it_counts_trials(capsys) -> None:
     assert main(["tune", str(QUICK), "--budget", "0"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        "iotune: --budget 0 counts trials (time on the machine: 0min, 0s or 0h)",
+        "iotune: --budget 0 counts full-size trials, a cheaper fidelity as its share "
+        "(time on the machine: 0min, 0s or 0h)",
         "iotune: error: --budget: 0 is out of range; allowed: >= 2",
     ]
 

@@ -192,6 +192,7 @@ class ExecutorMeasurer:
     def __init__(self, executor: Any, journal: Journal, bar: Any, on_result: Any) -> None:
         self.executor, self.journal, self.bar, self.on_result = executor, journal, bar, on_result
         self.timed = False  # the bar counts seconds (a time budget), not trials
+        self.rungs = False  # a trial at fidelity f counts as f of a full-size trial
         self.shown, self.total = 0, 0.0
 
     def _advance(self, amount: float) -> None:
@@ -205,11 +206,16 @@ class ExecutorMeasurer:
         self.bar.update(shown - self.shown)
         self.shown = shown
 
+    def cost(self, params: Mapping[str, Any]) -> float:
+        """A trial's share of a full-size trial in a trial budget (:mod:`iotune.search.budget`)."""
+        return float(params.get("fidelity", 1.0)) if self.rungs else 1.0
+
     def measure(self, tasks: Sequence[TrialTask]) -> Iterator[TrialResult]:
+        costs = {t.trial.id: self.cost(t.trial.params) for t in tasks}
         for result in self.executor.map(tasks):
             self.journal.append(result)
             if self.bar is not None:
-                self._advance(result.seconds if self.timed else 1.0)
+                self._advance(result.seconds if self.timed else costs.get(result.id, 1.0))
                 if result.status != "ok":
                     self.bar.write(f"trial {result.id} failed: {result.error}")
             if self.on_result is not None:
@@ -274,11 +280,17 @@ def run_search(
                 lambda: search_dataset(sweep, search.out, provenance=session.provenance)
             )
             measurer.timed = search.out.limit.seconds is not None
-            done = sum(r.seconds for r in journal.done.values()) if measurer.timed else 0
+            measurer.rungs = bool(search.space.rungs)
+            if measurer.timed:
+                done = sum(r.seconds for r in journal.done.values())
+            else:  # full-size trials: what the log's finished trials cost
+                done = sum(
+                    measurer.cost(r["coords"]) for r in log.records if r["id"] in journal.done
+                )
             unit = "s" if measurer.timed else "trial"
             total = round(search.out.budget)
-            start = min(int(done) if measurer.timed else len(journal.done), total)
-            measurer.shown, measurer.total = start, float(done if measurer.timed else start)
+            start = min(int(done), total)
+            measurer.shown, measurer.total = start, float(done)
             measurer.bar = session.progress(total, start, unit=unit, enabled=progress)
             search.run()
     assert session.dataset is not None

@@ -165,8 +165,8 @@ def tune(args: argparse.Namespace) -> int:
     if isinstance(args.budget, str) and args.budget.isdigit():
         # a bare number is trials; someone who meant time should know before the hours pass
         print(
-            f"iotune: --budget {args.budget} counts trials "
-            f"(time on the machine: {args.budget}min, {args.budget}s or {args.budget}h)",
+            f"iotune: --budget {args.budget} counts full-size trials, a cheaper fidelity as its "
+            f"share (time on the machine: {args.budget}min, {args.budget}s or {args.budget}h)",
             file=sys.stderr,
         )
     options = actions.run_options(args)

@@ -161,8 +161,9 @@ def _tune_parser(sub: Any) -> None:
     p.add_argument("--strategy", help=f"{strategies} (default: the spec's, auto)")
     p.add_argument(
         "--budget",
-        help="trials, a share of the applicable points like 25%%, or time on the machine "
-        "like 30min or 2h (the trials' wall times)",
+        help="full-size trials (a trial at fidelity f counts as f), a share of that cost "
+        "like 25%% (of every applicable point at full size), or time on the machine like "
+        "30min or 2h (the trials' wall times)",
     )
     p.add_argument(
         "--prior",

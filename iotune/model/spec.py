@@ -218,9 +218,11 @@ class MeasureSpec:
 class SearchSpec:
     """The ``search`` section: how an adaptive search picks trials (``iotune tune``).
 
-    ``budget`` counts trials, re-measurements included; ``budget_fraction`` (from
-    ``25%``) is resolved against the space's applicable points when the search
-    starts; ``budget_seconds`` (from ``2h``, ``30min``) is time on the machine,
+    ``budget`` counts full-size trials, re-measurements included: with fidelity rungs
+    a trial at fidelity ``f`` counts as ``f`` of one (the budget is cost, not launches);
+    ``budget_fraction`` (from ``25%``) is resolved against the space's applicable
+    points when the search starts (a share of measuring each at full size);
+    ``budget_seconds`` (from ``2h``, ``30min``) is time on the machine,
     the sum of the trials' measured wall times (all None: the whole space).
     ``prior`` names earlier results that seed the search (warm start); ``focus`` the
     parameters explored first (a Darshan study's findings, in rank order). ``objective``

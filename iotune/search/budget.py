@@ -1,11 +1,18 @@
 """What a search may spend: trials, or time on the machine.
 
-``search.budget`` counts trials (re-measurements included), or a share of the
-space's applicable points, or, given as a time (``30min``, ``2h``), the sum of
-the trials' measured wall times: each trial's writes, reads, launches and
+``search.budget`` counts full-size trials (re-measurements included), or a share
+of the space's applicable points, or, given as a time (``30min``, ``2h``), the
+sum of the trials' measured wall times: each trial's writes, reads, launches and
 repeats, as :attr:`~iotune.model.records.TrialResult.seconds` says.  A replayed
 search is charged the time its grid recorded for that configuration at that
 fidelity, so strategies are compared by time, offline.
+
+Counted in trials, a budget counts cost, not launches: a trial at fidelity ``f``
+(a rung of ``parameters.fidelity``) counts as ``f`` of a full-size trial, its
+re-measurements too, so ``budget: 25%`` is a quarter of what measuring every
+applicable configuration at full size costs.  A search without rungs counts
+every trial as one.  A trial is launched only when its cost fits what is left:
+the trials spent never exceed the budget.
 
 A time budget is checked before each batch: a search stops once it has spent
 its budget, so it may overrun by the trials of one batch (one trial when run
@@ -27,8 +34,15 @@ logger = logging.getLogger(__name__)
 IDLE = 20
 
 
+#: slack for sums of fractional costs (ten trials at 0.1 make one full-size trial)
+EPS = 1e-9
+
+
 class Spent(Protocol):
-    """A trial of the search: its cost once measured."""
+    """A trial of the search: its share of a full-size trial, and its time once measured."""
+
+    @property
+    def cost(self) -> float: ...
 
     @property
     def seconds(self) -> float: ...
@@ -62,30 +76,52 @@ class Budget:
 
     @property
     def unit(self) -> str:
+        """``trials`` (full-size trials: a cheaper one counts as its share) or ``s``."""
         return "trials" if self.trials is not None else "s"
 
     def used(self, steps: Sequence[Spent]) -> float:
-        """What ``steps`` cost in the budget's unit."""
+        """What ``steps`` cost in the budget's unit (full-size trials, or seconds)."""
         if self.trials is not None:
-            return float(len(steps))
+            return round(math.fsum(s.cost for s in steps), 9)
         return sum(s.seconds for s in steps)
 
     def done(self, steps: Sequence[Spent]) -> bool:
-        return self.used(steps) >= self.total
+        return self.used(steps) >= self.total - EPS
+
+    def launches_left(self, steps: Sequence[Spent], cost: float, k: int) -> int:
+        """Of ``k`` trials of ``cost`` each, how many still fit a trial budget (all ``k`` on
+        a time budget, which is checked before each batch)."""
+        if self.trials is None:
+            return k
+        return max(0, min(k, math.floor((self.total - self.used(steps)) / cost + EPS)))
+
+    def affordable(self, steps: Sequence[Spent], batch: Sequence[Spent]) -> int:
+        """How many of ``batch``, in order, fit what a trial budget has left after ``steps``
+        (all of it on a time budget, which may overrun by one batch)."""
+        if self.trials is None:
+            return len(batch)
+        left, fit = self.total - self.used(steps), 0
+        for step in batch:
+            left -= step.cost
+            if left < -EPS:
+                break
+            fit += 1
+        return fit
 
     def explore_slots(self, steps: Sequence[Spent], k: int) -> int:
-        """How many of ``k`` new trials may explore (the rest of the budget is the race's)."""
-        reserve = math.ceil(self.remeasure * self.total) if self.trials is not None else 0.0
+        """How many of ``k`` new full-size trials may explore (the rest is the race's)."""
         if self.trials is not None:
-            return max(0, min(k, self.trials - int(reserve) - len(steps)))
+            reserve = math.ceil(self.remeasure * self.total)
+            return max(0, min(k, math.floor(self.trials - reserve - self.used(steps) + EPS)))
         room = (1 - self.remeasure) * self.total - self.used(steps)
         return k if room > 0 else 0
 
     def room_after(self, steps: Sequence[Spent], k: int, confirm: float) -> int:
-        """New trials that still leave room for ``confirm`` more (in trials or seconds)."""
+        """New full-size trials that still leave room for ``confirm`` more (in trials or
+        seconds)."""
         left = self.total - self.used(steps)
         if self.trials is not None:
-            return min(k, max(0, int(left - confirm)))
+            return min(k, max(0, math.floor(left - confirm + EPS)))
         return k if left > confirm else 0
 
 

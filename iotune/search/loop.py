@@ -1,10 +1,11 @@
 """The search loop: ask a batch, measure it, tell the sampler and the policies.
 
-Budget (:mod:`iotune.search.budget`): trials dispatched, re-measurements
-included, or their wall time.  The loop proposes new configurations (the focus
-parameters first, then the strategy's sampler, :mod:`iotune.search.strategies`),
-measures each batch and tells the sampler; what else is measured, and when, is
-its policies' (:mod:`iotune.search.policy`): fidelity rungs
+Budget (:mod:`iotune.search.budget`): full-size trials, re-measurements
+included (a trial at fidelity ``f`` counts as ``f``), or their wall time.  The
+loop proposes new configurations (the focus parameters first, then the
+strategy's sampler, :mod:`iotune.search.strategies`), measures each batch and
+tells the sampler; what else is measured, and when, is its policies'
+(:mod:`iotune.search.policy`): fidelity rungs
 (:mod:`~iotune.search.rungs`), the warm start (:mod:`~iotune.search.warm_start`),
 early stops (:mod:`~iotune.search.early_stop`) and racing the leaders
 (:mod:`~iotune.search.racing`).  The recommendation is the best pooled score
@@ -96,7 +97,7 @@ class Search:
         ladder = Ladder(self.space.rungs or (None,))
         state = State(goal, top=self.space.top)
         self.out = Outcome(search, budget, self.space.size, applicable, state, ladder)
-        guess = budget.trials or max(10, applicable // 5)  # start-up trials for a time budget
+        guess = _launches(budget, ladder, applicable)
         self.proposer = Proposer(search.strategy, seed=search.seed, budget=guess, space=self.space)
         self.rng = np.random.default_rng(search.seed)
         self.measurer, self.task, self.log = measurer, task, log
@@ -119,10 +120,10 @@ class Search:
         while not self.out.limit.done(self.out.steps):
             for policy in self.policies:
                 policy.before_batch(self)
-            k = self.parallel
-            if self.out.limit.trials is not None:
-                k = min(k, self.out.limit.trials - len(self.out.steps))
-            batch = self._next_batch(k)
+            limit, steps = self.out.limit, self.out.steps
+            k = limit.launches_left(steps, _cost(self.out.ladder.entry), self.parallel)
+            batch = self._next_batch(k) if k else []
+            batch = batch[: limit.affordable(steps, batch)]  # a full-size trial may not fit
             if not batch:
                 break
             for step in batch:
@@ -283,6 +284,22 @@ class Search:
             else:
                 pending.append(step)
         return pending
+
+
+def _cost(fidelity: float | None) -> float:
+    """A trial's share of a full-size trial at ``fidelity`` (None: no rungs)."""
+    return 1.0 if fidelity is None else fidelity
+
+
+def _launches(budget: Budget, ladder: Ladder, applicable: int) -> int:
+    """The trials a search is expected to launch (its sampler's start-up is a share of
+    them): a trial budget's worth at the entry rung, at most every configuration once;
+    for a time budget, a fifth of the space (at least 10)."""
+    if budget.trials is None:
+        return max(10, applicable // 5)
+    if not ladder.multi:
+        return budget.trials
+    return max(budget.trials, min(applicable, math.floor(budget.trials / _cost(ladder.entry))))
 
 
 def _new(found: Resolved | str, skip: set[str]) -> bool:

@@ -26,8 +26,14 @@ class Step:
     result: TrialResult | None = None
 
     @property
+    def cost(self) -> float:
+        """Its share of a full-size trial in a trial budget: its fidelity (1 without rungs)."""
+        fidelity = self.visit.fidelity
+        return 1.0 if fidelity is None else fidelity
+
+    @property
     def seconds(self) -> float:
-        """What the trial cost (0 until measured)."""
+        """What the trial cost in time (0 until measured)."""
         return self.result.seconds if self.result is not None else 0.0
 
 
@@ -55,12 +61,12 @@ class Outcome:
 
     @property
     def budget(self) -> int | float:
-        """The budget in its unit: trials (an integer) or seconds."""
+        """The budget in its unit: full-size trials (an integer) or seconds."""
         return self.limit.trials if self.limit.trials is not None else self.limit.total
 
     @property
     def spent(self) -> float:
-        """What the trials cost, in the budget's unit."""
+        """What the trials cost, in the budget's unit (a cheap trial: its fidelity's share)."""
         return self.limit.used(self.steps)
 
     @property

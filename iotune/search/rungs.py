@@ -48,8 +48,8 @@ class Rungs(Policy):
         entry = sum(1 for v in out.state.visits.values() if v.ok and v.fidelity == out.ladder.entry)
         if entry < CLIMB and not loop.exhausted:  # nothing to choose from yet
             return False
-        if limit.trials is not None:
-            return len(out.steps) >= limit.trials - max(reserve, limit.remeasure * limit.total)
+        if limit.trials is not None:  # full-size trials: a cheap one spent its share
+            return out.spent >= limit.total - max(reserve, limit.remeasure * limit.total)
         return out.spent >= limit.total - reserve * out.ladder.top_cost(out.steps)
 
     def _climb(self, loop: Loop, k: int) -> list[Step]:

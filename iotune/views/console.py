@@ -205,7 +205,13 @@ def baselines_lines(ds: xr.Dataset) -> list[str]:
 
 
 def search_text(ds: xr.Dataset) -> str:
-    """What a search did: strategy, budget, trials, points visited, and its pick."""
+    """What a search did: strategy, budget, trials, points visited, and its pick.
+
+    A trial budget counts full-size trials: with fidelity rungs, what the trials cost
+    (a trial at fidelity f counts as f) is shown beside how many ran.
+    """
+    import json
+
     from iotune.core.units import format_span
 
     attrs = ds.attrs
@@ -215,6 +221,11 @@ def search_text(ds: xr.Dataset) -> str:
         spent = (
             f"{len(kinds)} trials in {format_span(float(attrs.get('search_spent', 0)))} of a "
             f"{format_span(float(attrs.get('search_budget', 0)))} budget"
+        )
+    elif len(json.loads(str(attrs.get("search_fidelity_rungs") or "[]"))) > 1:
+        spent = (
+            f"{len(kinds)} trials costing {float(attrs.get('search_spent', 0)):g} of a budget "
+            f"of {attrs.get('search_budget')} full-size trials (cheap trials count as their share)"
         )
     else:
         spent = f"{len(kinds)} of {attrs.get('search_budget')} trials"
