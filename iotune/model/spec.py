@@ -218,12 +218,10 @@ class MeasureSpec:
 class SearchSpec:
     """The ``search`` section: how an adaptive search picks trials (``iotune tune``).
 
-    ``budget`` counts full-size trials, re-measurements included: with fidelity rungs
-    a trial at fidelity ``f`` counts as ``f`` of one (the budget is cost, not launches);
-    ``budget_fraction`` (from ``25%``) is resolved against the space's applicable
-    points when the search starts (a share of measuring each at full size);
-    ``budget_seconds`` (from ``2h``, ``30min``) is time on the machine,
-    the sum of the trials' measured wall times (all None: the whole space).
+    ``budget`` counts full-size trials, re-measurements included, a trial at fidelity
+    ``f`` as ``f`` of one (cost, not launches); ``budget_fraction`` (``25%``) is a share
+    of measuring each applicable point at full size; ``budget_seconds`` (``2h``) is the
+    sum of the trials' measured wall times (all None: the whole space).
     ``prior`` names earlier results that seed the search (warm start); ``focus`` the
     parameters explored first (a Darshan study's findings, in rank order). ``objective``
     is a metric or weights as ``iotune recommend`` takes them, ``max_tie_loss`` how much
