@@ -94,7 +94,7 @@ def test_an_unknown_reader_is_a_usage_error_listing_the_readers(results, capsys)
     assert err.strip().splitlines() == [
         "iotune: error: --readers: 'ncdmp' is not a reader; allowed: all, ncdump, nccopy, "
         "netcdf4-python, xarray-netcdf4, h5netcdf, xarray-h5netcdf, h5py, h5dump, h5repack, "
-        "zarr-python, xarray-zarr"
+        "zarr-python, xarray-zarr, icechunk-python"
     ]
 
 
