@@ -11,7 +11,6 @@ workload of netCDF/HDF5 files, read at its own shape, has a source to read.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,16 +21,10 @@ from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_p
 from iotune.backends.exports_base import Target, make_all
 from iotune.backends.inplace.exports import xarray_code
 from iotune.backends.inplace.knobs import InplaceKnobs
+from iotune.backends.source_file import check_read_as_held
 from iotune.backends.xarray_open import VARIABLE, Chunks, open_with, resolve_xarray, xarray_chunks
 from iotune.core.errors import NotApplicable, VerificationError
 from iotune.model.spec import StorageSpec, Workload
-
-
-@functools.cache
-def _source_shape(path: str, variable: str) -> tuple[int, ...]:
-    from iotune.measuring.data import describe_file
-
-    return tuple(describe_file(path, variable)["shape"].values())
 
 
 def open_source(sources: list[Path], engine: str, chunks: Chunks) -> Any:
@@ -137,16 +130,8 @@ class InplaceBackend(SlabBackend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        if workload.field != "file" or workload.path is None or workload.variable is None:
-            raise NotApplicable(
-                f"inplace reads a source file: it needs workload.field file, not {workload.field}"
-            )
-        source = _source_shape(workload.path, workload.variable)
-        if tuple(workload.shape) != source:
-            raise NotApplicable(
-                f"inplace reads {workload.variable!r} as the source holds it, shape "
-                f"{source}, not the workload's {tuple(workload.shape)} (no crop, tile or fidelity)"
-            )
+        check_read_as_held("inplace", "reads a source file", workload)
+        assert workload.path is not None  # checked there
         engine = InplaceKnobs.of(params).engine
         if engine == "h5netcdf":
             _check_hdf5(workload.path)

@@ -9,7 +9,6 @@ of netCDF4/HDF5 files, read at its own shape, has a source to reference.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,19 +18,13 @@ import numpy as np
 
 from iotune.backends.base import Reader, Selection, SlabBackend, Writer, check_properties
 from iotune.backends.exports_base import Target, make_all
+from iotune.backends.source_file import check_read_as_held
 from iotune.backends.virtual import references
 from iotune.backends.virtual.exports import virtualizarr_code
 from iotune.backends.virtual.knobs import VirtualKnobs
 from iotune.backends.xarray_open import VARIABLE, Chunks, open_with, resolve_xarray
-from iotune.core.errors import NotApplicable, VerificationError
+from iotune.core.errors import VerificationError
 from iotune.model.spec import StorageSpec, Workload
-
-
-@functools.cache
-def _source_shape(path: str, variable: str) -> tuple[int, ...]:
-    from iotune.measuring.data import describe_file
-
-    return tuple(describe_file(path, variable)["shape"].values())
 
 
 class _ReferenceWriter(Writer):
@@ -137,17 +130,8 @@ class VirtualBackend(SlabBackend):
     def resolve(
         cls, params: Mapping[str, Any], workload: Workload
     ) -> tuple[dict[str, Any], list[str]]:
-        if workload.field != "file" or workload.path is None or workload.variable is None:
-            raise NotApplicable(
-                f"virtual references a source file: it needs workload.field file, "
-                f"not {workload.field}"
-            )
-        source = _source_shape(workload.path, workload.variable)
-        if tuple(workload.shape) != source:
-            raise NotApplicable(
-                f"virtual reads {workload.variable!r} as the source holds it, shape "
-                f"{source}, not the workload's {tuple(workload.shape)} (no crop, tile or fidelity)"
-            )
+        check_read_as_held("virtual", "references a source file", workload)
+        assert workload.path is not None  # checked there
         knobs = VirtualKnobs.of(params)
         effective: dict[str, Any] = {"reference": knobs.reference}
         notes: list[str] = []
